@@ -1,0 +1,192 @@
+"""The engine: bytes in, a ``FileResult`` out. Knows no specific rule.
+
+Pipeline per file: size/binary checks → decode (BOM, coding cookie) → trigger-word prefilter →
+one libcst parse → one metadata computation shared by all rules (batched traversal) → edits
+filtered by port context and select/ignore → applied in one transform → imports added/removed
+→ the result re-parsed (porter never hands back code that does not parse).
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections import defaultdict
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from porter.changes import Change
+from porter.options import Options
+from porter.registry import all_rules
+from porter.results import Failure, FileResult, Success, Unchanged
+from porter.rule import MARKER_PREFIX, Edit, FileContext, Rule
+from porter.textio import SourceError, check_bytes, decode_source, read_source
+
+# A file already written for Neuron is "being ported" even with no CUDA-ism left.
+_TARGETS_NEURON = re.compile(r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
+
+
+def migrate_file(path: str, options: Options | None = None, display_path: str | None = None) -> FileResult:
+    """Port one file on disk. Never raises for a bad file: returns Success / Unchanged / Failure."""
+    options = options or Options()
+    shown = display_path or path
+    try:
+        data = read_source(path, options.max_file_size)
+    except SourceError as error:
+        return Failure(shown, str(error), kind="read")
+    return port_source(data, shown, options)
+
+
+def port_source(
+    data: bytes,
+    path: str = "<string>",
+    options: Options | None = None,
+    rules: Sequence[type[Rule]] | None = None,
+) -> FileResult:
+    """Port source bytes. ``path`` is only used in Changes and messages."""
+    options = options or Options()
+    try:
+        check_bytes(data, options.max_file_size)
+        decoded = decode_source(data)
+    except SourceError as error:
+        return Failure(path, str(error), kind="read")
+    candidates = list(all_rules() if rules is None else rules)
+    if options.prefilter:
+        candidates = [rule for rule in candidates if rule.triggered_by(decoded.text)]
+        if not candidates:
+            return Unchanged(path, skipped="prefilter")
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as error:
+        return Failure(path, f"syntax error at line {error.raw_line}: {error.message}", kind="parse")
+    except (SyntaxError, ValueError, UnicodeError, RecursionError) as error:
+        return Failure(path, f"cannot parse: {type(error).__name__}: {error}", kind="parse")
+    try:
+        return _port_module(module, data, decoded.text, path, options, candidates)
+    except RecursionError:
+        return Failure(path, "code nested too deeply to port", kind="internal")
+    except Exception as error:  # a bug in a rule must not stop a batch
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return Failure(
+            path,
+            f"internal error ({type(error).__name__}: {error}) at {where.filename}:{where.lineno}; "
+            "the file was left as it was — please report it",
+            kind="internal",
+        )
+
+
+def _port_module(
+    module: cst.Module,
+    data: bytes,
+    text: str,
+    path: str,
+    options: Options,
+    rule_classes: Sequence[type[Rule]],
+) -> FileResult:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    context = FileContext(path=path, text=text, module=wrapper.module, options=options)
+    wrapper.visit_batched([cls(context) for cls in rule_classes])
+
+    in_port = (
+        options.all_files
+        or options.repo_in_port
+        or any(not from_context_rule for _, from_context_rule in context.changes)
+        or any(not edit.port_context_only for edit in context.edits)
+        or bool(_TARGETS_NEURON.search(text))
+    )
+
+    def kept(code: str, context_only: bool) -> bool:
+        return options.selects(code) and (in_port or not context_only)
+
+    edits = [edit for edit in context.edits if kept(edit.code, edit.port_context_only)]
+    changes = sorted(
+        {change for change, context_only in context.changes if kept(change.code, context_only)},
+        key=lambda change: (change.line, change.column, change.code, change.message),
+    )
+    if not edits:
+        return Unchanged(path)
+
+    new_module = wrapper.module.visit(_EditApplier(edits))
+    new_module = _fix_imports(new_module, edits, [(c, s) for c, s, ctx in context.maybe_unused if kept(c, ctx)])
+    new = new_module.bytes
+    if new == data:
+        return Unchanged(path)
+    try:
+        cst.parse_module(new)
+    except Exception as error:
+        return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
+    return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes))
+
+
+def _fix_imports(module: cst.Module, edits: Sequence[Edit], maybe_unused: Sequence[tuple[str, object]]) -> cst.Module:
+    needed = {spec for edit in edits for spec in edit.imports}
+    if not needed and not maybe_unused:
+        return module
+    context = CodemodContext()
+    for spec in sorted(needed):
+        AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
+    if needed:
+        module = AddImportsVisitor(context).transform_module(module)
+    if maybe_unused:
+        context = CodemodContext()
+        for _, spec in maybe_unused:
+            RemoveImportsVisitor.remove_unused_import(context, spec.module, spec.obj, spec.asname)  # type: ignore[attr-defined]
+        module = RemoveImportsVisitor(context).transform_module(module)
+    return module
+
+
+class _EditApplier(cst.CSTTransformer):
+    """Applies edits bottom-up: a node's edits see the node with its children already edited."""
+
+    def __init__(self, edits: Sequence[Edit]) -> None:
+        super().__init__()
+        self.by_node: dict[int, list[Edit]] = defaultdict(list)
+        for edit in edits:
+            self.by_node[id(edit.target)].append(edit)
+        for group in self.by_node.values():
+            group.sort(key=lambda edit: edit.order)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        edits = self.by_node.get(id(original_node))
+        if not edits:
+            return updated_node
+        node: object = updated_node
+        removed = False
+        before: list[cst.BaseStatement] = []
+        after: list[cst.BaseStatement] = []
+        comments: list[str] = []
+        for edit in edits:
+            if edit.transform is not None and isinstance(node, cst.CSTNode) and not removed:
+                node = edit.transform(node)
+            removed = removed or edit.remove
+            before.extend(edit.before)
+            after.extend(edit.after)
+            comments.extend(c for c in edit.comments if c not in comments)
+        if comments and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = _with_comments(node, comments)
+        if removed:
+            if before or after:
+                return cst.FlattenSentinel([*before, *after])
+            return cst.RemoveFromParent()
+        if before or after:
+            if isinstance(node, cst.FlattenSentinel):
+                return cst.FlattenSentinel([*before, *node.nodes, *after])
+            return cst.FlattenSentinel([*before, node, *after])  # type: ignore[list-item]
+        return node
+
+
+def _with_comments(statement: cst.BaseStatement, comments: Sequence[str]) -> cst.BaseStatement:
+    existing = list(statement.leading_lines)  # type: ignore[attr-defined]
+    present = {line.comment.value for line in existing if line.comment is not None}
+    added = [cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in comments if text not in present]
+    return statement.with_changes(leading_lines=[*existing, *added])
+
+
+def is_marker_line(line: str) -> bool:
+    return line.lstrip().startswith(MARKER_PREFIX)
+
+
+__all__ = ["Change", "migrate_file", "port_source"]

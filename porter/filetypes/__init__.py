@@ -1,0 +1,1 @@
+"""Ports of files that are not Python: dependency pins, launchers, configs, containers."""

@@ -1,0 +1,62 @@
+"""Options that change what a port does. Immutable, so results and cache keys can depend on them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+Style = Literal["neuron", "accelerator"]
+
+DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files are refused, not parsed
+DEFAULT_LOG_INTERVAL = 10  # steps between host-synchronising log lines the host-sync rules introduce
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to port and how.
+
+    ``select``/``ignore`` hold rule codes or code prefixes (``NRN1`` selects NRN100-NRN199);
+    an empty ``select`` means every rule. ``style="accelerator"`` ports to device-generic
+    ``torch.accelerator`` code instead of writing ``neuron`` explicitly. ``all_files`` runs the
+    performance rules (compile, optimizers, host syncs, static shapes) on every file, not only on
+    files that are being ported (those with a CUDA-ism or already targeting ``neuron``).
+    """
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    style: Style = "neuron"
+    all_files: bool = False
+    log_interval: int = DEFAULT_LOG_INTERVAL
+    insert_compile: bool = True
+    hf_async_load_env: bool = True
+    prefilter: bool = True
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    repo_in_port: bool = False  # set by a batch run: the file's repository has a CUDA-ism
+    extra: tuple[tuple[str, str], ...] = field(default=())
+
+    def selects(self, code: str) -> bool:
+        """Whether a change with ``code`` is wanted under select/ignore (longest prefix wins)."""
+        chosen = _longest_prefix(code, self.select) if self.select else 0
+        if self.select and chosen < 0:
+            return False
+        dropped = _longest_prefix(code, self.ignore)
+        return dropped < 0 or chosen > dropped
+
+    def with_changes(self, **changes: object) -> Options:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+    def cache_key(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+def _longest_prefix(code: str, prefixes: tuple[str, ...]) -> int:
+    """Length of the longest prefix in ``prefixes`` that ``code`` starts with, or -1."""
+    best = -1
+    for prefix in prefixes:
+        normalized = prefix.strip().upper()
+        if normalized == "ALL":
+            best = max(best, 0)
+        elif code.startswith(normalized):
+            best = max(best, len(normalized))
+    return best

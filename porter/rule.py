@@ -1,0 +1,262 @@
+"""The base class every rule derives from, and the data a rule reports.
+
+A rule is a libcst ``BatchableCSTVisitor``: the engine runs all rules of a file in one traversal
+over one ``MetadataWrapper`` (metadata is computed once per file and shared). A rule never
+changes the tree itself. It reports *edits* — a transform of one original node, applied by the
+engine to the node as already updated by edits below it — together with ``Change`` records.
+Edits to the same node are applied in rule order (``Rule.order``, then code).
+
+Rule authors: match module-level APIs with ``self.qualified(node)`` / ``self.matches(node, ...)``
+(alias-aware), never by spelling; build replacements from the *updated* node
+(``lambda n: n.with_changes(...)``) so edits of other rules inside it survive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import (
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedName,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from porter.changes import Change, ImportSpec, Kind, Safety
+from porter.options import Options
+
+NodeTransform = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel"]
+MARKER_PREFIX = "# porter:"
+
+
+@dataclass
+class Edit:
+    """One pending modification of one original node (identified by ``id``)."""
+
+    target: cst.CSTNode
+    code: str
+    order: tuple[int, str]
+    transform: NodeTransform | None = None
+    remove: bool = False
+    before: Sequence[cst.BaseStatement] = ()
+    after: Sequence[cst.BaseStatement] = ()
+    comments: Sequence[str] = ()
+    imports: Sequence[ImportSpec] = ()
+    port_context_only: bool = False
+
+
+@dataclass
+class FileContext:
+    """What every rule of one file shares: the path, the options, the raw text and the module."""
+
+    path: str
+    text: str
+    module: cst.Module
+    options: Options
+    edits: list[Edit] = field(default_factory=list)
+    changes: list[tuple[Change, bool]] = field(default_factory=list)  # (change, from a port-context rule)
+    notes: dict[str, object] = field(default_factory=dict)  # cross-rule facts, keyed by rule name
+    # Imports the port may have made unused: (code, spec); removed only if really unused after.
+    maybe_unused: list[tuple[str, ImportSpec, bool]] = field(default_factory=list)
+
+
+class Rule(cst.BatchableCSTVisitor):
+    """Base class. Subclasses set the class attributes and implement ``visit_*``/``leave_*``.
+
+    The class docstring is the rule's documentation (``porter explain CODE`` prints it) and must
+    have the sections What it does / Why / Before / After / Safety.
+    """
+
+    code: ClassVar[str] = ""
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    safety: ClassVar[Safety] = Safety.SAFE
+    # Raw-text words; the rule runs on a file only if one of them appears. Empty: always runs.
+    triggers: ClassVar[tuple[str, ...]] = ()
+    # Further codes this rule emits (usually review markers), with a one-line summary each.
+    extra_codes: ClassVar[Mapping[str, str]] = {}
+    # Performance rules run only on files that are being ported (see Options.all_files).
+    requires_port_context: ClassVar[bool] = False
+    order: ClassVar[int] = 100
+
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ParentNodeProvider, ScopeProvider)
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__()
+        self.context = context
+
+    # ----------------------------------------------------------------- class-level facts
+    @classmethod
+    def all_codes(cls) -> tuple[str, ...]:
+        return (cls.code, *cls.extra_codes)
+
+    @classmethod
+    def triggered_by(cls, text: str) -> bool:
+        return not cls.triggers or any(word in text for word in cls.triggers)
+
+    @property
+    def options(self) -> Options:
+        return self.context.options
+
+    # ----------------------------------------------------------------- name resolution
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """Fully qualified names ``node`` may refer to (alias-aware); empty when unknown."""
+        names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
+        return {q.name for q in names}
+
+    def matches(self, node: cst.CSTNode, *names: str) -> bool:
+        """Whether ``node`` refers to one of ``names`` (fully qualified, e.g. ``torch.cuda.is_available``)."""
+        return not self.qualified(node).isdisjoint(names)
+
+    def matches_prefix(self, node: cst.CSTNode, prefix: str) -> str | None:
+        """The qualified name of ``node`` that starts with ``prefix``, if any."""
+        for name in self.qualified(node):
+            if name == prefix.rstrip(".") or name.startswith(prefix):
+                return name
+        return None
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        start = self.get_metadata(PositionProvider, node).start
+        return start.line, start.column
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.get_metadata(ParentNodeProvider, node, None)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement:
+        """The nearest enclosing statement (a simple statement line or a compound statement)."""
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            current = self.parent(current)
+        if current is None:
+            raise ValueError("node is not inside a statement")
+        return current  # type: ignore[return-value]
+
+    # ----------------------------------------------------------------- reporting
+    def _record(
+        self,
+        node: cst.CSTNode,
+        message: str | None,
+        code: str | None,
+        safety: Safety | None,
+        kind: Kind,
+        imports: Sequence[ImportSpec],
+    ) -> str:
+        used = code or self.code
+        if used not in self.all_codes():
+            raise ValueError(f"rule {self.name} emits undeclared code {used}")
+        if message is not None:
+            line, column = self.position(node)
+            change = Change(
+                code=used,
+                message=message,
+                path=self.context.path,
+                line=line,
+                column=column,
+                safety=safety or self.safety,
+                kind=kind,
+                imports=tuple(imports),
+            )
+            self.context.changes.append((change, self.requires_port_context))
+        return used
+
+    def _edit(self, node: cst.CSTNode, code: str, **fields: object) -> None:
+        self.context.edits.append(
+            Edit(
+                target=node,
+                code=code,
+                order=(self.order, self.code),
+                port_context_only=self.requires_port_context,
+                **fields,  # type: ignore[arg-type]
+            )
+        )
+
+    def replace(
+        self,
+        node: cst.CSTNode,
+        new: cst.CSTNode | NodeTransform,
+        message: str | None,
+        *,
+        code: str | None = None,
+        safety: Safety | None = None,
+        imports: Sequence[ImportSpec] = (),
+    ) -> None:
+        """Replace ``node``. ``new`` is a node, or a function of the updated node (preferred).
+
+        ``message=None`` records no Change (for a helper edit that belongs to another change).
+        """
+        used = self._record(node, message, code, safety, Kind.EDIT, imports)
+        transform: NodeTransform = new if callable(new) else (lambda _updated, _new=new: _new)  # type: ignore[misc]
+        self._edit(node, used, transform=transform, imports=tuple(imports))
+
+    def remove_statement(
+        self,
+        statement: cst.BaseStatement,
+        message: str | None,
+        *,
+        code: str | None = None,
+        safety: Safety | None = None,
+    ) -> None:
+        """Remove a whole statement (its own comment lines above it are kept)."""
+        used = self._record(statement, message, code, safety, Kind.EDIT, ())
+        self._edit(statement, used, remove=True)
+
+    def insert_before(
+        self,
+        statement: cst.BaseStatement,
+        new: Sequence[cst.BaseStatement],
+        message: str | None,
+        *,
+        code: str | None = None,
+        safety: Safety | None = None,
+        imports: Sequence[ImportSpec] = (),
+    ) -> None:
+        used = self._record(statement, message, code, safety, Kind.EDIT, imports)
+        self._edit(statement, used, before=tuple(new), imports=tuple(imports))
+
+    def insert_after(
+        self,
+        statement: cst.BaseStatement,
+        new: Sequence[cst.BaseStatement],
+        message: str | None,
+        *,
+        code: str | None = None,
+        safety: Safety | None = None,
+        imports: Sequence[ImportSpec] = (),
+    ) -> None:
+        used = self._record(statement, message, code, safety, Kind.EDIT, imports)
+        self._edit(statement, used, after=tuple(new), imports=tuple(imports))
+
+    def drop_import_if_unused(self, spec: ImportSpec, *, code: str | None = None) -> None:
+        """Ask the engine to remove ``spec`` once the port is applied, if nothing uses it any more."""
+        self.context.maybe_unused.append((code or self.code, spec, self.requires_port_context))
+
+    def mark(self, node: cst.CSTNode, message: str, *, code: str | None = None) -> bool:
+        """Add a review marker ``# porter: CODE message`` above the statement holding ``node``.
+
+        Idempotent: when the statement already carries a marker with this code, nothing is
+        recorded and False is returned.
+        """
+        used = code or self.code
+        statement = self.statement_of(node)
+        if has_marker(statement, used):
+            return False
+        self._record(node, message, used, Safety.REVIEW, Kind.MARKER, ())
+        self._edit(statement, used, comments=(f"{MARKER_PREFIX} {used} {message}",))
+        return True
+
+
+def has_marker(statement: cst.BaseStatement, code: str) -> bool:
+    """Whether the comment lines right above ``statement`` already hold a porter marker for ``code``."""
+    lines = getattr(statement, "leading_lines", ())
+    prefix = f"{MARKER_PREFIX} {code}"
+    return any(line.comment is not None and line.comment.value.startswith(prefix) for line in lines)

@@ -1,0 +1,132 @@
+"""Reading source files safely and writing them atomically.
+
+Reading: bytes in, a decision out — binary, too large, undecodable and unreadable files are
+reported, never guessed at. Writing: a temporary file in the same folder, flushed and synced,
+then renamed over the original, so a file is always either fully old or fully new; a file that
+changed after it was read is not overwritten.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from dataclasses import dataclass
+
+
+class SourceError(Exception):
+    """A file porter refuses to port; the message is one line naming the reason."""
+
+
+@dataclass(frozen=True)
+class Decoded:
+    text: str
+    encoding: str
+
+
+def check_bytes(data: bytes, max_size: int) -> None:
+    if len(data) > max_size:
+        raise SourceError(f"file is {len(data):,} bytes, over the {max_size:,}-byte limit (--max-file-size)")
+    if b"\x00" in data[:65536]:
+        raise SourceError("binary file (contains NUL bytes), not Python source")
+
+
+def decode_source(data: bytes) -> Decoded:
+    """Decode as Python does: a BOM or a PEP 263 coding cookie, else UTF-8."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as error:
+        if "invalid or missing encoding declaration" in str(error.msg):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                raise SourceError(
+                    f"not valid utf-8 at byte {bad.start} and has no coding cookie; "
+                    "add a '# -*- coding: ... -*-' line or re-encode"
+                ) from None
+        raise SourceError(f"bad encoding declaration: {error.msg}") from None
+    try:
+        return Decoded(data.decode(encoding), encoding)
+    except UnicodeDecodeError as error:
+        hint = "" if encoding not in ("utf-8", "utf-8-sig") else " and has no coding cookie"
+        raise SourceError(
+            f"not valid {encoding} at byte {error.start}{hint}; add a '# -*- coding: ... -*-' line or re-encode"
+        ) from None
+    except LookupError:
+        raise SourceError(f"unknown encoding {encoding!r} in the coding cookie") from None
+
+
+def read_source(path: str, max_size: int) -> bytes:
+    """Read a regular file's bytes (refusing links and special files)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise SourceError("no such file") from None
+    except OSError as error:
+        raise SourceError(f"cannot stat: {error.strerror}") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise SourceError("symbolic link; porter does not follow or write through links")
+    if not stat.S_ISREG(info.st_mode):
+        raise SourceError("not a regular file")
+    if info.st_size > max_size:
+        raise SourceError(f"file is {info.st_size:,} bytes, over the {max_size:,}-byte limit (--max-file-size)")
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except PermissionError:
+        raise SourceError("permission denied (unreadable)") from None
+    except OSError as error:
+        raise SourceError(f"cannot read: {error.strerror}") from None
+
+
+def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically.
+
+    ``expected``: the bytes the port was computed from; when the file no longer holds them it
+    changed under us and is left alone. Permission bits are kept. Raises ``SourceError``.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    mode: int | None = None
+    if os.path.lexists(path):
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            raise SourceError("symbolic link; porter does not write through links")
+        if not info.st_mode & stat.S_IWUSR:
+            raise SourceError("read-only file; not written (make it writable or use --out)")
+        mode = stat.S_IMODE(info.st_mode)
+        if expected is not None:
+            try:
+                with open(path, "rb") as handle:
+                    current = handle.read()
+            except OSError as error:
+                raise SourceError(f"cannot re-read before writing: {error.strerror}") from None
+            if current != expected:
+                raise SourceError("file changed after it was read; not overwritten (run porter again)")
+    elif expected is not None:
+        raise SourceError("file was deleted after it was read; not recreated")
+    try:
+        handle_fd, temp_path = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".porter-tmp", dir=directory)
+    except OSError as error:
+        raise SourceError(f"cannot create a temporary file beside it: {error.strerror}") from None
+    try:
+        with os.fdopen(handle_fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_path, mode if mode is not None else 0o644)
+        os.replace(temp_path, path)
+    except OSError as error:
+        _unlink_quietly(temp_path)
+        raise SourceError(f"write failed, original left as it was: {error.strerror or error}") from None
+    except BaseException:
+        _unlink_quietly(temp_path)
+        raise
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

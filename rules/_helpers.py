@@ -1,0 +1,106 @@
+"""Small libcst helpers shared by several rules (no rule lives here)."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain (non-f, non-bytes) string literal, else None."""
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower() and "f" not in node.prefix.lower():
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def with_string_value(node: cst.SimpleString, value: str) -> cst.SimpleString:
+    """A copy of ``node`` holding ``value``, keeping its prefix and quote style."""
+    quote = node.quote
+    body = value.replace("\\", "\\\\").replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else value
+    return node.with_changes(value=f"{node.prefix}{quote}{body}{quote}")
+
+
+def keyword(call: cst.Call, name: str) -> cst.Arg | None:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg
+    return None
+
+
+def positional(call: cst.Call, index: int) -> cst.Arg | None:
+    plain = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return plain[index] if index < len(plain) else None
+
+
+def method_name(call: cst.Call) -> str | None:
+    """``x.foo(...)`` -> ``"foo"``."""
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return None
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` as text for Name/Attribute chains, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def parse_expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def make_arg(name: str | None, value: cst.BaseExpression) -> cst.Arg:
+    if name is None:
+        return cst.Arg(value=value)
+    return cst.Arg(
+        keyword=cst.Name(name),
+        value=value,
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def with_args(call: cst.Call, args: list[cst.Arg]) -> cst.Call:
+    """Replace a call's arguments; commas are fixed so the result prints like the original.
+
+    Every argument but the last gets a comma; the last takes the original last argument's
+    comma (a trailing comma in a multi-line call stays, a one-line call gets none).
+    """
+    trailing = call.args[-1].comma if call.args else cst.MaybeSentinel.DEFAULT
+    fixed: list[cst.Arg] = []
+    for index, arg in enumerate(args):
+        if index == len(args) - 1:
+            fixed.append(arg.with_changes(comma=trailing))
+        elif isinstance(arg.comma, cst.Comma):
+            fixed.append(arg)
+        else:
+            fixed.append(arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))))
+    return call.with_changes(args=fixed)
+
+
+def set_keyword(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """Set ``name=value`` on a call: replace the value if present, else append the keyword."""
+    args = list(call.args)
+    for index, arg in enumerate(args):
+        if arg.keyword is not None and arg.keyword.value == name:
+            args[index] = arg.with_changes(value=value)
+            return call.with_changes(args=args)
+    args.append(make_arg(name, value))
+    return with_args(call, args)
+
+
+def drop_keyword(call: cst.Call, name: str) -> cst.Call:
+    args = [arg for arg in call.args if not (arg.keyword is not None and arg.keyword.value == name)]
+    if len(args) == len(call.args):
+        return call
+    return with_args(call, args)
+
+
+IS_CALL = m.Call()

@@ -1,0 +1,156 @@
+"""NRN103/NRN104: ``torch.cuda.*`` calls → ``torch.neuron.*`` from a data table."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import ImportSpec, Safety
+from porter.rule import Rule
+from porter.rules._cuda_table import ACCELERATOR, NO_EQUIVALENT, OWNED_ELSEWHERE, RENAMES
+from porter.rules._helpers import dotted
+
+_PREFIX = "torch.cuda."
+
+
+class CudaNamespace(Rule):
+    """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``.
+
+    What it does:
+        Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every name TorchNeuron provides with the
+        same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
+        memory counters, ``empty_cache``, device name/properties, streams and events,
+        ``is_bf16_supported``), keeping the spelling the file uses (``th.cuda.X`` →
+        ``th.neuron.X``; ``from torch.cuda import X`` → ``torch.neuron.X`` with ``import torch``).
+        With ``--style accelerator`` it writes the device-generic ``torch.accelerator`` name where
+        torch 2.13 has one. Names with no Neuron counterpart (``mem_get_info``,
+        ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA graphs, ``nvtx``,
+        ...) keep working code and get an NRN104 review marker.
+
+    Why:
+        TorchNeuron registers a real ``torch.neuron`` device module with these functions. On
+        Trainium ``torch.cuda.is_available()`` is False, so ``"cuda" if torch.cuda.is_available()
+        else "cpu"`` silently trains on the CPU; ``torch.cuda.synchronize()`` raises.
+        ``torch.neuron.memory_stats()`` has the same name but a different key schema (nested
+        ``allocated_bytes``/``reserved_bytes`` dicts): code that looks up CUDA keys needs a review.
+
+    Before:
+        torch.cuda.manual_seed_all(seed)
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() / 2**30
+
+    After:
+        torch.neuron.manual_seed_all(seed)
+        torch.neuron.synchronize()
+        peak = torch.neuron.max_memory_allocated() / 2**30
+
+    Safety:
+        Safe for renames (same signatures per the torch-neuronx source snapshot; the snapshot
+        lacks ``get_rng_state_all``/``set_rng_state_all``, marked instead). Markers are review items.
+    """
+
+    code: ClassVar[str] = "NRN103"
+    name: ClassVar[str] = "cuda-namespace"
+    summary: ClassVar[str] = "torch.cuda.* runtime calls -> torch.neuron.* (data table)"
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = ("cuda",)
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN104": "torch.cuda API with no Neuron equivalent: code kept, review marker added",
+    }
+    order: ClassVar[int] = 20
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._consider(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._consider(node)
+
+    def _consider(self, node: cst.Attribute | cst.Name) -> None:
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return  # only the outermost name of a dotted chain
+        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom)) or self._inside_import(node):
+            return
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        qualified = self.matches_prefix(node, _PREFIX)
+        if qualified is None:
+            return
+        rest = qualified[len(_PREFIX) :]
+        head = rest.split(".")[0]
+        if head in OWNED_ELSEWHERE:
+            return
+        if head in NO_EQUIVALENT:
+            self.mark(node, f"torch.cuda.{head}: {NO_EQUIVALENT[head]}", code="NRN104")
+            return
+        if head not in RENAMES:
+            self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
+            return
+        if self.options.style == "accelerator":
+            self._port_to_accelerator(node, head, rest)
+            return
+        self._rename(node, rest)
+        if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
+            self.mark(
+                node,
+                "torch.neuron.memory_stats() keys differ from CUDA's (nested allocated_bytes/reserved_bytes dicts)",
+                code="NRN104",
+            )
+
+    def _inside_import(self, node: cst.CSTNode) -> bool:
+        return any(isinstance(ancestor, (cst.Import, cst.ImportFrom)) for ancestor in self.ancestors(node))
+
+    def _rename(self, node: cst.Attribute | cst.Name, rest: str) -> None:
+        text = dotted(node) or ""
+        parts = text.split(".")
+        # th.cuda.synchronize -> th.neuron.synchronize when the chain spells out ".cuda."
+        index = _cuda_index(parts)
+        if index > 0:
+            new_text = ".".join([*parts[:index], "neuron", *parts[index + 1 :]])
+            self.replace(node, cst.parse_expression(new_text), f"torch.cuda.{rest} -> torch.neuron.{rest}")
+            return
+        # from torch.cuda import synchronize / from torch import cuda: write the full name.
+        self.replace(
+            node,
+            cst.parse_expression(f"torch.neuron.{rest}"),
+            f"torch.cuda.{rest} -> torch.neuron.{rest}",
+            imports=(ImportSpec("torch"),),
+        )
+        self._drop_source_import(text, rest)
+
+    def _drop_source_import(self, text: str, rest: str) -> None:
+        first = text.split(".")[0]
+        if first == "cuda":
+            self.drop_import_if_unused(ImportSpec("torch", "cuda"))
+        else:
+            self.drop_import_if_unused(ImportSpec("torch.cuda", rest.split(".")[0]))
+
+    def _port_to_accelerator(self, node: cst.Attribute | cst.Name, head: str, rest: str) -> None:
+        target = ACCELERATOR.get(head)
+        if target is None:
+            self._rename(node, rest)
+            return
+        tail = rest[len(head) :]
+        text = dotted(node) or ""
+        parts = text.split(".")
+        index = _cuda_index(parts)
+        if index > 0:
+            new_text = ".".join([*parts[:index], "accelerator", target]) + tail
+            self.replace(node, cst.parse_expression(new_text), f"torch.cuda.{rest} -> torch.accelerator.{target}{tail}")
+            return
+        self.replace(
+            node,
+            cst.parse_expression(f"torch.accelerator.{target}{tail}"),
+            f"torch.cuda.{rest} -> torch.accelerator.{target}{tail}",
+            imports=(ImportSpec("torch"),),
+        )
+        self._drop_source_import(text, rest)
+
+
+def _cuda_index(parts: list[str]) -> int:
+    """Index of the ``cuda`` segment in a dotted chain (``th.cuda.x`` -> 1), or -1."""
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index] == "cuda":
+            return index
+    return -1
