@@ -15,10 +15,11 @@ from collections.abc import Sequence
 
 import libcst as cst
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper
 
 from porter.changes import Change
+from porter.imports import ImportCollector, top_level_imports, unused_import_edits
 from porter.options import Options
 from porter.registry import all_rules
 from porter.results import Failure, FileResult, Success, Unchanged
@@ -56,7 +57,15 @@ def port_source(
     candidates = list(all_rules() if rules is None else rules)
     if options.prefilter:
         candidates = [rule for rule in candidates if rule.triggered_by(decoded.text)]
-        if not candidates:
+        # Performance rules only act on files being ported: with no porting rule triggered and
+        # nothing targeting neuron yet, their edits would all be dropped, so skip the parse.
+        may_be_in_port = (
+            options.all_files
+            or options.repo_in_port
+            or any(not rule.requires_port_context for rule in candidates)
+            or bool(_TARGETS_NEURON.search(decoded.text))
+        )
+        if not candidates or not may_be_in_port:
             return Unchanged(path, skipped="prefilter")
     try:
         module = cst.parse_module(data)
@@ -88,7 +97,8 @@ def _port_module(
 ) -> FileResult:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     context = FileContext(path=path, text=text, module=wrapper.module, options=options)
-    wrapper.visit_batched([cls(context) for cls in rule_classes])
+    collector = ImportCollector()
+    wrapper.visit_batched([*(cls(context) for cls in rule_classes), collector])
 
     in_port = (
         options.all_files
@@ -109,8 +119,10 @@ def _port_module(
     if not edits:
         return Unchanged(path)
 
+    candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
+    edits += unused_import_edits(wrapper, collector.found, candidates, edits)
     new_module = wrapper.module.visit(_EditApplier(edits))
-    new_module = _fix_imports(new_module, edits, [(c, s) for c, s, ctx in context.maybe_unused if kept(c, ctx)])
+    new_module = _add_missing_imports(new_module, edits)
     new = new_module.bytes
     if new == data:
         return Unchanged(path)
@@ -121,21 +133,17 @@ def _port_module(
     return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes))
 
 
-def _fix_imports(module: cst.Module, edits: Sequence[Edit], maybe_unused: Sequence[tuple[str, object]]) -> cst.Module:
-    needed = {spec for edit in edits for spec in edit.imports}
-    if not needed and not maybe_unused:
+def _add_missing_imports(module: cst.Module, edits: Sequence[Edit]) -> cst.Module:
+    # libcst's AddImportsVisitor recomputes metadata over the whole module: call it only when a
+    # needed import is really missing at the top level.
+    present = top_level_imports(module)
+    needed = sorted({spec for edit in edits for spec in edit.imports if (spec.module, spec.obj, spec.asname) not in present})
+    if not needed:
         return module
     context = CodemodContext()
-    for spec in sorted(needed):
+    for spec in needed:
         AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
-    if needed:
-        module = AddImportsVisitor(context).transform_module(module)
-    if maybe_unused:
-        context = CodemodContext()
-        for _, spec in maybe_unused:
-            RemoveImportsVisitor.remove_unused_import(context, spec.module, spec.obj, spec.asname)  # type: ignore[attr-defined]
-        module = RemoveImportsVisitor(context).transform_module(module)
-    return module
+    return AddImportsVisitor(context).transform_module(module)
 
 
 class _EditApplier(cst.CSTTransformer):

@@ -1,0 +1,5 @@
+test:
+	pytest -q
+
+lint:
+	ruff check .

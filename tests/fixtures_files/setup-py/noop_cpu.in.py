@@ -1,0 +1,3 @@
+from setuptools import setup
+
+setup(name="cpu-tool", install_requires=["numpy", "requests>=2"])
