@@ -60,6 +60,36 @@ NO_EQUIVALENT: dict[str, str] = {
     "set_rng_state_all": "torch.neuron has no set_rng_state_all; use set_rng_state() per device",
     "get_arch_list": "CUDA architectures have no Neuron meaning",
     "jiterator": "CUDA-only runtime kernel compilation; rewrite with torch ops or an NKI kernel",
+    "reset_max_memory_cached": "no Neuron equivalent; use torch.neuron.reset_peak_memory_stats()",
+    "memory_snapshot": "CUDA allocator snapshots have no Neuron equivalent; use torch.neuron.memory_stats()",
+    "list_gpu_processes": "no Neuron equivalent; use neuron-top / neuron-ls outside the script",
+    "cudart": "the CUDA runtime library is not available on Neuron; remove",
+    "current_blas_handle": "cuBLAS handles do not exist on Neuron; remove",
+    "caching_allocator_alloc": "CUDA caching-allocator API; allocate tensors with device='neuron' instead",
+    "caching_allocator_delete": "CUDA caching-allocator API; let tensors go out of scope instead",
+    "CUDAPluggableAllocator": "custom CUDA allocators have no Neuron equivalent",
+    "change_current_allocator": "custom CUDA allocators have no Neuron equivalent",
+    "MemPool": "CUDA memory pools have no Neuron equivalent",
+    "use_mem_pool": "CUDA memory pools have no Neuron equivalent",
+    "ExternalStream": "external CUDA streams have no Neuron equivalent; use torch.neuron.Stream()",
+    "can_device_access_peer": "peer access is a CUDA notion; Neuron collectives go through the 'neuron' process group",
+    "comm": "torch.cuda.comm (DataParallel scatter/gather) is CUDA-only; use torch.distributed collectives with DDP",
+    "nccl": "torch.cuda.nccl is CUDA-only; use torch.distributed with backend='neuron'",
+    "is_initialized": "not in the torch-neuronx snapshot; the Neuron runtime initialises lazily on first use",
+    "init": "not in the torch-neuronx snapshot; the Neuron runtime initialises lazily on first use, remove",
+    "temperature": "GPU sensors have no torch.neuron API; use neuron-monitor outside the script",
+    "power_draw": "GPU sensors have no torch.neuron API; use neuron-monitor outside the script",
+    "clock_rate": "GPU sensors have no torch.neuron API; use neuron-monitor outside the script",
+    "set_sync_debug_mode": "CUDA sync debugging has no Neuron equivalent; porter check counts host syncs",
+    "get_sync_debug_mode": "CUDA sync debugging has no Neuron equivalent; porter check counts host syncs",
+    "tunable": "TunableOp (GEMM tuning) is CUDA/ROCm-only; remove",
+    "get_gencode_flags": "CUDA architectures have no Neuron meaning",
+}
+
+# Deprecated CUDA names whose Neuron (and accelerator) counterpart has a different, current name.
+RENAMED: dict[str, str] = {
+    "memory_cached": "memory_reserved",
+    "max_memory_cached": "max_memory_reserved",
 }
 
 OWNED_ELSEWHERE: tuple[str, ...] = (
@@ -73,6 +103,8 @@ OWNED_ELSEWHERE: tuple[str, ...] = (
     "IntTensor",
     "ByteTensor",
     "BoolTensor",
+    "ShortTensor",
+    "CharTensor",
 )
 
 # Under --style accelerator: torch.cuda.X -> torch.accelerator.Y (torch 2.13 names).
@@ -91,8 +123,41 @@ ACCELERATOR: dict[str, str] = {
     "reset_accumulated_memory_stats": "reset_accumulated_memory_stats",
     "memory_stats": "memory_stats",
     "device": "device_index",
-    "Stream": "Stream",
-    "Event": "Event",
     "current_stream": "current_stream",
     "set_stream": "set_stream",
+    "memory_cached": "memory_reserved",
+    "max_memory_cached": "max_memory_reserved",
 }
+
+# Under --style accelerator: torch.cuda.X -> a device-generic torch.X (torch 2.13 names).
+# ``torch.manual_seed``/``torch.seed`` also (re)seed the CPU generator: a review change.
+ACCELERATOR_TORCH: dict[str, str] = {
+    "Stream": "Stream",
+    "Event": "Event",
+    "manual_seed": "manual_seed",
+    "manual_seed_all": "manual_seed",
+    "seed": "seed",
+    "seed_all": "seed",
+    "initial_seed": "initial_seed",
+}
+ACCELERATOR_TORCH_REVIEW: frozenset[str] = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all"})
+
+# Under --style accelerator: names with a torch.accelerator counterpart only there.
+ACCELERATOR_ONLY: dict[str, str] = {
+    "mem_get_info": "get_memory_info",
+}
+
+# Legacy typed-tensor classes: torch.cuda.<Name> -> (dtype, set_default_dtype accepts it).
+TENSOR_TYPES: dict[str, str] = {
+    "FloatTensor": "torch.float32",
+    "DoubleTensor": "torch.float64",
+    "HalfTensor": "torch.float16",
+    "BFloat16Tensor": "torch.bfloat16",
+    "LongTensor": "torch.int64",
+    "IntTensor": "torch.int32",
+    "ShortTensor": "torch.int16",
+    "CharTensor": "torch.int8",
+    "ByteTensor": "torch.uint8",
+    "BoolTensor": "torch.bool",
+}
+FLOATING_TENSOR_TYPES: frozenset[str] = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor"})

@@ -104,3 +104,69 @@ def drop_keyword(call: cst.Call, name: str) -> cst.Call:
 
 
 IS_CALL = m.Call()
+
+
+def _multiline_separator(call: cst.Call) -> cst.Comma | None:
+    """The comma (with its newline and indentation) between arguments of a multi-line call."""
+    for arg in call.args[:-1]:
+        if isinstance(arg.comma, cst.Comma) and isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace):
+            return arg.comma
+    if isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return cst.Comma(whitespace_after=call.whitespace_before_args)
+    return None
+
+
+def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """Like ``set_keyword``, but an appended keyword in a multi-line call goes on its own line,
+    indented like the other arguments (the trailing comma, if any, stays last)."""
+    if keyword(call, name) is not None or not call.args:
+        return set_keyword(call, name, value)
+    separator = _multiline_separator(call)
+    if separator is None:
+        return set_keyword(call, name, value)
+    args = list(call.args)
+    last = args[-1]
+    args[-1] = last.with_changes(comma=separator)
+    args.append(make_arg(name, value).with_changes(comma=last.comma))
+    return call.with_changes(args=args)
+
+
+def import_binding(module: cst.Module, name: str) -> tuple[str, str | None, str | None] | None:
+    """The top-level import that binds ``name``, as (module, obj, asname) for an ``ImportSpec``:
+    ``import bitsandbytes as bnb`` -> ("bitsandbytes", None, "bnb"); ``from a.b import C`` ->
+    ("a.b", "C", None). None when no plain top-level import binds it."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted(alias.name) or ""
+                    bound = alias.evaluated_alias or full.split(".")[0]
+                    if bound == name:
+                        return full, None, alias.evaluated_alias
+            elif isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                if small.relative or small.module is None:
+                    continue
+                source = dotted(small.module) or ""
+                for alias in small.names:
+                    obj = dotted(alias.name) or ""
+                    if (alias.evaluated_alias or obj) == name:
+                        return source, obj, alias.evaluated_alias
+    return None
+
+
+def add_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+    """Like ``set_keyword_keep_layout``, but also right when the closing parenthesis sits on its own
+    line after a last argument without a trailing comma: the whitespace before ``)`` (held by the
+    last argument) moves to the new last argument instead of ending up between the two."""
+    if keyword(call, name) is not None or not call.args:
+        return set_keyword(call, name, value)
+    separator = _multiline_separator(call)
+    if separator is None:
+        return set_keyword(call, name, value)
+    args = list(call.args)
+    last = args[-1]
+    args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+    args.append(make_arg(name, value).with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+    return call.with_changes(args=args)

@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.changes import Safety
 from porter.rule import Rule
-from porter.rules._device import device_named
+from porter.rules._device import device_named, map_location_cuda_call, retorch, torch_ref
 from porter.rules._helpers import keyword, make_arg, positional, with_args
 
 
@@ -25,6 +25,14 @@ def _device_for(index: cst.BaseExpression | None, module: cst.Module) -> cst.Bas
     return cst.parse_expression(f"f{quote}neuron:{{{text}}}{quote}")
 
 
+def _accelerator_device_for(index: cst.BaseExpression | None, torch_name: str) -> cst.BaseExpression:
+    """``--style accelerator``: ``.cuda()`` -> the current accelerator; an index stays an index
+    (an integer device means "this index of the current accelerator" in torch 2.13)."""
+    if index is None:
+        return cst.parse_expression(retorch("torch.accelerator.current_accelerator()", torch_name))
+    return index
+
+
 class CudaMethod(Rule):
     """Port ``.cuda()`` on tensors and modules to ``.to("neuron")``.
 
@@ -33,6 +41,10 @@ class CudaMethod(Rule):
         ``x.to("neuron", non_blocking=True)``; ``x.cuda(0)`` → ``x.to("neuron:0")``;
         ``x.cuda(local_rank)`` / ``x.cuda(device=gpu)`` → ``x.to(f"neuron:{local_rank}")``;
         ``x.cuda(device)`` with a device-named variable → ``x.to(device)``.
+        With ``--style accelerator``: ``x.cuda()`` → ``x.to(torch.accelerator.current_accelerator())``
+        and ``x.cuda(i)`` → ``x.to(i)`` (an integer device is an index of the current accelerator).
+        ``storage.cuda(...)`` in a ``map_location`` lambda is left to NRN101, which replaces the
+        whole lambda.
 
     Why:
         TorchNeuron registers ``neuron`` as the device type; ``.to("neuron")`` is the spelling the
@@ -67,13 +79,16 @@ class CudaMethod(Rule):
         func = node.func
         if not isinstance(func, cst.Attribute) or func.attr.value != "cuda":
             return
-        if any(arg.star for arg in node.args):
+        if any(arg.star for arg in node.args) or self._in_map_location_lambda(node):
             return
         index_arg = positional(node, 0) or keyword(node, "device")
         extra = [arg for arg in node.args if arg is not index_arg]
         if any(arg.keyword is None or arg.keyword.value not in {"non_blocking", "memory_format"} for arg in extra):
             return  # unknown signature: leave it
-        device = _device_for(index_arg.value if index_arg else None, self.context.module)
+        index = index_arg.value if index_arg else None
+        accelerator = self.options.style == "accelerator"
+        torch_name, torch_imports = torch_ref(self.context.module)
+        device = _accelerator_device_for(index, torch_name) if accelerator else _device_for(index, self.context.module)
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
@@ -81,4 +96,16 @@ class CudaMethod(Rule):
             call = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")))
             return with_args(call, [make_arg(None, device), *kept])
 
+        if accelerator:
+            imports = torch_imports if index is None else ()
+            self.replace(node, transform, ".cuda() -> .to(<current accelerator>)", imports=imports)
+            return
         self.replace(node, transform, '.cuda() -> .to("neuron")')
+
+    def _in_map_location_lambda(self, node: cst.Call) -> bool:
+        lam = self.parent(node)
+        return isinstance(lam, cst.Lambda) and map_location_cuda_call(lam) is node and self._is_map_location(lam)
+
+    def _is_map_location(self, lam: cst.Lambda) -> bool:
+        arg = self.parent(lam)
+        return isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "map_location"

@@ -8,7 +8,17 @@ import libcst as cst
 
 from porter.changes import ImportSpec, Safety
 from porter.rule import Rule
-from porter.rules._cuda_table import ACCELERATOR, NO_EQUIVALENT, OWNED_ELSEWHERE, RENAMES
+from porter.rules._device import torch_ref
+from porter.rules._cuda_table import (
+    ACCELERATOR,
+    ACCELERATOR_ONLY,
+    ACCELERATOR_TORCH,
+    ACCELERATOR_TORCH_REVIEW,
+    NO_EQUIVALENT,
+    OWNED_ELSEWHERE,
+    RENAMED,
+    RENAMES,
+)
 from porter.rules._helpers import dotted
 
 _PREFIX = "torch.cuda."
@@ -24,7 +34,12 @@ class CudaNamespace(Rule):
         ``is_bf16_supported``), keeping the spelling the file uses (``th.cuda.X`` →
         ``th.neuron.X``; ``from torch.cuda import X`` → ``torch.neuron.X`` with ``import torch``).
         With ``--style accelerator`` it writes the device-generic ``torch.accelerator`` name where
-        torch 2.13 has one. Names with no Neuron counterpart (``mem_get_info``,
+        torch 2.13 has one (``current_device`` -> ``current_device_index``, ``set_device`` ->
+        ``set_device_index``, ``mem_get_info`` -> ``get_memory_info``, memory counters, ...),
+        ``torch.Stream``/``torch.Event`` for streams and events, ``torch.manual_seed``/``torch.seed``
+        for seeds, and ``torch.get_device_module().X`` for the rest (``get_device_name``,
+        ``is_bf16_supported``, RNG state, ...). Deprecated ``memory_cached``/``max_memory_cached``
+        become ``memory_reserved``/``max_memory_reserved``. Names with no Neuron counterpart (``mem_get_info``,
         ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA graphs, ``nvtx``,
         ...) keep working code and get an NRN104 review marker.
 
@@ -48,6 +63,9 @@ class CudaNamespace(Rule):
     Safety:
         Safe for renames (same signatures per the torch-neuronx source snapshot; the snapshot
         lacks ``get_rng_state_all``/``set_rng_state_all``, marked instead). Markers are review items.
+        Accelerator style: seeding through ``torch.manual_seed`` also reseeds the CPU generator
+        (a review change); ``torch.get_device_module()`` is ``torch.cpu`` on a machine with no
+        accelerator, where most of those names do not exist (as ``torch.cuda.X`` failed there).
     """
 
     code: ClassVar[str] = "NRN103"
@@ -81,16 +99,19 @@ class CudaNamespace(Rule):
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
             return
+        if self.options.style == "accelerator" and head in ACCELERATOR_ONLY:
+            self._port_to_accelerator(node, head, rest)
+            return
         if head in NO_EQUIVALENT:
             self.mark(node, f"torch.cuda.{head}: {NO_EQUIVALENT[head]}", code="NRN104")
             return
-        if head not in RENAMES:
+        if head not in RENAMES and head not in RENAMED:
             self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
             return
         if self.options.style == "accelerator":
             self._port_to_accelerator(node, head, rest)
             return
-        self._rename(node, rest)
+        self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
         if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
             self.mark(
                 node,
@@ -101,21 +122,26 @@ class CudaNamespace(Rule):
     def _inside_import(self, node: cst.CSTNode) -> bool:
         return any(isinstance(ancestor, (cst.Import, cst.ImportFrom)) for ancestor in self.ancestors(node))
 
-    def _rename(self, node: cst.Attribute | cst.Name, rest: str) -> None:
+    def _rename(self, node: cst.Attribute | cst.Name, new_rest: str, rest: str) -> None:
         text = dotted(node) or ""
         parts = text.split(".")
         # th.cuda.synchronize -> th.neuron.synchronize when the chain spells out ".cuda."
         index = _cuda_index(parts)
-        if index > 0:
+        if index > 0 and new_rest == rest:
             new_text = ".".join([*parts[:index], "neuron", *parts[index + 1 :]])
             self.replace(node, cst.parse_expression(new_text), f"torch.cuda.{rest} -> torch.neuron.{rest}")
             return
+        if index > 0:
+            new_text = ".".join([*parts[:index], "neuron", new_rest])
+            self.replace(node, cst.parse_expression(new_text), f"torch.cuda.{rest} -> torch.neuron.{new_rest}")
+            return
         # from torch.cuda import synchronize / from torch import cuda: write the full name.
+        name, imports = torch_ref(self.context.module)
         self.replace(
             node,
-            cst.parse_expression(f"torch.neuron.{rest}"),
-            f"torch.cuda.{rest} -> torch.neuron.{rest}",
-            imports=(ImportSpec("torch"),),
+            cst.parse_expression(f"{name}.neuron.{new_rest}"),
+            f"torch.cuda.{rest} -> torch.neuron.{new_rest}",
+            imports=imports,
         )
         self._drop_source_import(text, rest)
 
@@ -127,23 +153,32 @@ class CudaNamespace(Rule):
             self.drop_import_if_unused(ImportSpec("torch.cuda", rest.split(".")[0]))
 
     def _port_to_accelerator(self, node: cst.Attribute | cst.Name, head: str, rest: str) -> None:
-        target = ACCELERATOR.get(head)
-        if target is None:
-            self._rename(node, rest)
-            return
         tail = rest[len(head) :]
+        safety = None
+        if head in ACCELERATOR or head in ACCELERATOR_ONLY:
+            new = f"accelerator.{ACCELERATOR.get(head) or ACCELERATOR_ONLY[head]}"
+        elif head in ACCELERATOR_TORCH:
+            new = ACCELERATOR_TORCH[head]
+            safety = Safety.REVIEW if head in ACCELERATOR_TORCH_REVIEW else None
+        else:  # the device module of whatever accelerator is present (torch.cuda, torch.neuron, ...)
+            new = f"get_device_module().{head}"
         text = dotted(node) or ""
         parts = text.split(".")
         index = _cuda_index(parts)
+        message = f"torch.cuda.{rest} -> torch.{new}{tail}"
+        if safety is Safety.REVIEW:
+            message += " (also seeds the CPU generator)"
         if index > 0:
-            new_text = ".".join([*parts[:index], "accelerator", target]) + tail
-            self.replace(node, cst.parse_expression(new_text), f"torch.cuda.{rest} -> torch.accelerator.{target}{tail}")
+            new_text = ".".join([*parts[:index], new]) + tail
+            self.replace(node, cst.parse_expression(new_text), message, safety=safety)
             return
+        name, imports = torch_ref(self.context.module)
         self.replace(
             node,
-            cst.parse_expression(f"torch.accelerator.{target}{tail}"),
-            f"torch.cuda.{rest} -> torch.accelerator.{target}{tail}",
-            imports=(ImportSpec("torch"),),
+            cst.parse_expression(f"{name}.{new}{tail}"),
+            message,
+            safety=safety,
+            imports=imports,
         )
         self._drop_source_import(text, rest)
 

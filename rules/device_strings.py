@@ -8,8 +8,38 @@ import libcst as cst
 
 from porter.changes import Safety
 from porter.rule import Rule
-from porter.rules._device import DEVICE_KEYWORDS, DEVICE_NAME, cuda_string, device_named, neuron_string
+from porter.rules._device import (
+    ACCELERATOR_TYPE,
+    CUDA_TEMPLATE,
+    DEVICE_KEYWORDS,
+    DEVICE_NAME,
+    accelerator_string,
+    cuda_call_index,
+    cuda_string,
+    device_named,
+    map_location_cuda_call,
+    neuron_string,
+    retorch,
+    torch_ref,
+)
 from porter.rules._helpers import method_name, positional, string_value
+
+_MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
+
+
+def _index_fstring(node: cst.CSTNode) -> bool:
+    """Exactly ``f"cuda:{expr}"``: only ever a device spelling, wherever it appears."""
+    if not isinstance(node, cst.FormattedString) or len(node.parts) != 2:
+        return False
+    first, second = node.parts
+    return isinstance(first, cst.FormattedStringText) and first.value == "cuda:" and isinstance(second, cst.FormattedStringExpression)
+# In --style accelerator a test "is it CUDA?" becomes "is it not the CPU?" (the negated operator).
+_NEGATED: dict[type, type] = {
+    cst.Equal: cst.NotEqual,
+    cst.NotEqual: cst.Equal,
+    cst.In: cst.NotIn,
+    cst.NotIn: cst.In,
+}
 
 # Callables whose first positional argument is a device (or device type).
 _DEVICE_FIRST_ARG = frozenset(
@@ -35,6 +65,16 @@ class DeviceStrings(Rule):
         parameter (``device``, ``self.device``, ``device_type``, ``dev``), a comparison or
         substring test against a device-named expression (``device.type == "cuda"``,
         ``"cuda" in device``), and either branch of a conditional expression in such a place.
+        Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
+        appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
+        f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
+        storage.cuda(i))`` becomes ``map_location=f"neuron:{i}"`` (``"neuron"`` without index).
+
+        With ``--style accelerator`` a produced device string becomes device-generic:
+        ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``"cuda:1"``/
+        ``f"cuda:{r}"`` -> ``f"{torch.accelerator.current_accelerator().type}:{r}"``; a test
+        "is it CUDA?" becomes "is it not the CPU?": ``device.type == "cuda"`` ->
+        ``device.type != "cpu"``, ``"cuda" in device`` -> ``"cpu" not in device``.
 
     Why:
         On Trainium the PyTorch device type is ``neuron`` (``neuron:N`` with an index; the index of a
@@ -57,6 +97,12 @@ class DeviceStrings(Rule):
         Safe. Strings that are not in a device position (log messages, dict keys, comments,
         ``"cuda"`` compared with something that is not device-named) are left alone; a device
         string reached only through an unrelated variable name is missed (not changed).
+        ``map_location`` lambdas are recognised only in the form ``lambda s, l: s.cuda(...)``
+        (the first parameter's ``.cuda``); other callables are left alone. Accelerator style:
+        ``current_accelerator()`` is None on a machine with no accelerator, so an unguarded
+        ``"cuda"`` fails there as the original did; the "not the CPU" tests also count ``mps``/
+        ``xpu``/``meta`` as the accelerator (a file that branches on several accelerator types in
+        one chain needs a look).
     """
 
     code: ClassVar[str] = "NRN101"
@@ -75,10 +121,122 @@ class DeviceStrings(Rule):
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._consider(node)
 
-    def _consider(self, node: cst.BaseExpression) -> None:
-        if not cuda_string(node) or not self._in_device_position(node):
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        call = map_location_cuda_call(node)
+        arg = self.parent(node)
+        if call is None or not isinstance(arg, cst.Arg) or arg.keyword is None or arg.keyword.value != "map_location":
             return
-        self.replace(node, neuron_string, 'device string "cuda" -> "neuron"')
+        index = cuda_call_index(call)
+        if self.options.style == "accelerator":
+            name, imports = torch_ref(self.context.module)
+            text = "torch.accelerator.current_accelerator()" if index is None else self._accelerator_index(index)
+            new = cst.parse_expression(retorch(text, name))
+            self.replace(node, new, "map_location lambda .cuda() -> accelerator device", imports=imports)
+            return
+        self.replace(node, self._neuron_index(index), 'map_location lambda storage.cuda() -> "neuron"')
+
+    def _neuron_index(self, index: cst.BaseExpression | None) -> cst.BaseExpression:
+        if index is None:
+            return cst.SimpleString('"neuron"')
+        if isinstance(index, cst.Integer):
+            return cst.SimpleString(f'"neuron:{index.value}"')
+        if device_named(index):
+            return index
+        text = self.context.module.code_for_node(index)
+        quote = "'" if '"' in text else '"'
+        return cst.parse_expression(f"f{quote}neuron:{{{text}}}{quote}")
+
+    def _accelerator_index(self, index: cst.BaseExpression) -> str:
+        text = self.context.module.code_for_node(index)
+        return text if device_named(index) else f"torch.device({text})"  # an int index means the current accelerator
+
+    def _consider(self, node: cst.BaseExpression) -> None:
+        if self._template(node):
+            return
+        if not cuda_string(node):
+            return
+        if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node)):
+            return
+        if self.options.style != "accelerator":
+            self.replace(node, neuron_string, 'device string "cuda" -> "neuron"')
+            return
+        comparison = self._comparison_of(node)
+        if comparison is not None:
+            self._flip_to_cpu(node, comparison)
+            return
+        name, imports = torch_ref(self.context.module)
+        self.replace(
+            node,
+            lambda n: accelerator_string(n, name),  # type: ignore[arg-type]
+            f'device string "cuda" -> {ACCELERATOR_TYPE}',
+            imports=imports,
+        )
+
+    def _in_message(self, node: cst.CSTNode) -> bool:
+        """Inside a print/log/warn call or an exception message: text, not a device."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Call):
+                name = method_name(ancestor) or (ancestor.func.value if isinstance(ancestor.func, cst.Name) else "")
+                if name in _MESSAGE_CALLS or name.endswith(("Error", "Exception", "Warning")):
+                    return True
+            if isinstance(ancestor, cst.BaseStatement):
+                return False
+        return False
+
+    def _template(self, node: cst.BaseExpression) -> bool:
+        """``"cuda:{}".format(i)`` / ``"cuda:%d" % i``: port the template (True if it was one)."""
+        value = string_value(node)
+        if value is None or not isinstance(node, cst.SimpleString) or not CUDA_TEMPLATE.match(value):
+            return False
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr.value == "format":
+            call = self.parent(parent)
+            if not isinstance(call, cst.Call) or len(call.args) != 1 or call.args[0].keyword or call.args[0].star:
+                return True
+            index = call.args[0].value
+            target: cst.CSTNode = call
+        elif isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and parent.left is node:
+            index = parent.right
+            target = parent
+            if isinstance(index, cst.Tuple):
+                return True
+        else:
+            return True
+        if self.options.style == "accelerator":
+            text = self.context.module.code_for_node(index)
+            quote = "'" if '"' in text else '"'
+            name, imports = torch_ref(self.context.module)
+            new = cst.parse_expression(f"f{quote}{{{retorch(ACCELERATOR_TYPE, name)}}}:{{{text}}}{quote}")
+            self.replace(target, new, f'device template "cuda:{{}}" -> {ACCELERATOR_TYPE}', imports=imports)
+            return True
+        self.replace(node, neuron_string, 'device template "cuda:{}" -> "neuron:{}"')
+        return True
+
+    def _comparison_of(self, node: cst.CSTNode) -> cst.Comparison | None:
+        parent = self.parent(node)
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = self.parent(parent)
+        return parent if isinstance(parent, cst.Comparison) else None
+
+    def _flip_to_cpu(self, node: cst.BaseExpression, comparison: cst.Comparison) -> None:
+        """Accelerator style: ``x == "cuda"`` -> ``x != "cpu"``, ``"cuda" in x`` -> ``"cpu" not in x``."""
+        if len(comparison.comparisons) != 1 or type(comparison.comparisons[0].operator) not in _NEGATED:
+            return
+        if not isinstance(node, cst.SimpleString) or string_value(node) != "cuda":
+            return
+        cpu = node.with_changes(value=node.value.replace("cuda", "cpu"))
+        on_left = comparison.left is node
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Comparison)
+            target = updated.comparisons[0]
+            old = target.operator
+            operator = _NEGATED[type(old)](whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after)
+            if on_left:
+                return updated.with_changes(left=cpu, comparisons=[target.with_changes(operator=operator)])
+            return updated.with_changes(comparisons=[target.with_changes(operator=operator, comparator=cpu)])
+
+        self.replace(comparison, transform, 'test for "cuda" -> test for "not cpu" (device-generic)')
 
     def _in_device_position(self, node: cst.CSTNode) -> bool:
         child: cst.CSTNode = node

@@ -1,0 +1,173 @@
+"""Batch throughput: porter on a large real tree vs bare libcst parse + codegen of the same files.
+
+    python bench/batch.py [--tree DIR] [-j N] [--keep DIR]
+
+Default tree: the installed transformers package source (about 2,900 files). In one run it
+measures, with the same number of processes:
+
+* bare: ``libcst.parse_module(data).code`` for every ``.py`` file (a process pool of N);
+* cold: ``porter migrate TREE --out TMP -jN`` with an empty cache (subprocess, wall time);
+* warm: the same command again (every file served by the content cache), and ``--check`` warm;
+* the prefilter: how many files reach the parser, and which rules' triggers let most through;
+* ``torchfix -jN --fix`` on a copy of the tree when a ``torchfix`` executable is on PATH.
+
+Prints numbers; not a test. Targets: cold <= 1.0x bare, warm >= 50x faster than cold.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from multiprocessing import Pool
+
+
+def _bare(path: str) -> int:
+    import libcst as cst
+
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        return len(cst.parse_module(data).code)
+    except Exception:  # noqa: BLE001 - a file libcst cannot parse costs what it cost
+        return 0
+
+
+def bare_parse(files: list[str], jobs: int) -> float:
+    started = time.perf_counter()
+    with Pool(jobs) as pool:
+        for _ in pool.imap_unordered(_bare, files, chunksize=16):
+            pass
+    return time.perf_counter() - started
+
+
+def porter(args: list[str]) -> tuple[float, str]:
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "porter", "migrate", *args], capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    summary = (done.stderr.strip().splitlines() or ["?"])[-1]
+    return elapsed, f"exit {done.returncode}: {summary}"
+
+
+def prefilter_stats(files: list[str]) -> tuple[int, Counter[str], Counter[str]]:
+    from porter.registry import all_rules
+
+    rules = all_rules()
+    passed = 0
+    by_rule: Counter[str] = Counter()
+    by_word: Counter[str] = Counter()
+    for path in files:
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "replace")
+        hit = False
+        for rule in rules:
+            if rule.triggered_by(text):
+                hit = True
+                by_rule[f"{rule.code} {rule.name}"] += 1
+                for word in rule.triggers:
+                    if word in text:
+                        by_word[f"{rule.code} {word!r}"] += 1
+        passed += hit
+    return passed, by_rule, by_word
+
+
+def import_time(module: str) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def snapshot(work: str) -> str:
+    """A frozen copy of porter (with its rules as porter.rules) that edits to the tree cannot touch.
+
+    Cold and warm runs must use the same rule code, or the warm run is a cold one again.
+    """
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frozen = os.path.join(work, "src")
+    shutil.copytree(os.path.join(repo, "porter"), os.path.join(frozen, "porter"), ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(os.path.join(repo, "rules"), os.path.join(frozen, "porter", "rules"), ignore=shutil.ignore_patterns("__pycache__"))
+    return frozen
+
+
+def subset(files: list[str], tree: str, into: str) -> tuple[list[str], str]:
+    """Copy ``files`` (below ``tree``) into ``into``, keeping their relative paths."""
+    copied = []
+    for path in files:
+        target = os.path.join(into, os.path.relpath(path, tree))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copy2(path, target)
+        copied.append(target)
+    return copied, into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tree", help="tree to port (default: the installed transformers package)")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--keep", help="keep the ported copy here instead of a temporary folder")
+    parser.add_argument("--every", type=int, default=1, help="port every Nth file only (a smaller tree, same mix)")
+    args = parser.parse_args()
+    if args.tree is None:
+        import transformers
+
+        args.tree = os.path.dirname(transformers.__file__)
+    work = tempfile.mkdtemp(prefix="porter-bench-")
+    files = sorted(
+        os.path.join(folder, name)
+        for folder, _, names in os.walk(args.tree)
+        for name in names
+        if name.endswith(".py") and "__pycache__" not in folder
+    )
+    if args.every > 1:
+        files, args.tree = subset(files[:: args.every], args.tree, os.path.join(work, "tree"))
+    lines = sum(open(path, "rb").read().count(b"\n") for path in files)
+    print(f"tree: {args.tree}: {len(files)} .py files, {lines:,} lines; {args.jobs} processes; load {os.getloadavg()[0]:.1f}")
+
+    frozen = snapshot(work)
+    os.environ["PYTHONPATH"] = frozen + os.pathsep + os.environ.get("PYTHONPATH", "")
+    sys.path.insert(0, frozen)
+    out = args.keep or os.path.join(work, "out")
+    cache = os.path.join(work, "cache")
+    try:
+        bare = bare_parse(files, args.jobs)
+        print(f"bare libcst parse+codegen: {bare:7.2f} s  {len(files) / bare:7.1f} files/s")
+        common = [args.tree, "-q", "--no-diff", "--no-progress", f"-j{args.jobs}", "--cache-dir", cache]
+        cold, cold_line = porter([*common, "--out", out])
+        print(f"porter cold (--out):       {cold:7.2f} s  {len(files) / cold:7.1f} files/s  = {cold / bare:.2f}x bare   [{cold_line}]")
+        warm, warm_line = porter([*common, "--out", out])
+        print(f"porter warm (--out):       {warm:7.2f} s  {len(files) / warm:7.1f} files/s  cold/warm = {cold / warm:.1f}x   [{warm_line}]")
+        check, check_line = porter([*common, "--check"])
+        print(f"porter warm (--check):     {check:7.2f} s  {len(files) / check:7.1f} files/s  cold/warm = {cold / check:.1f}x   [{check_line}]")
+        nocache, nocache_line = porter([*common, "--no-cache", "--no-prefilter", "--check"])
+        print(f"porter, no prefilter:      {nocache:7.2f} s  = {nocache / bare:.2f}x bare   [{nocache_line}]")
+        passed, by_rule, by_word = prefilter_stats(files)
+        print(f"prefilter: {passed}/{len(files)} files reach the parser ({100 * passed / len(files):.1f}%)")
+        print("  rules letting most files through:", ", ".join(f"{name} {count}" for name, count in by_rule.most_common(6)))
+        print("  trigger words:", ", ".join(f"{word} {count}" for word, count in by_word.most_common(8)))
+        print(f"import porter.commands.migrate: {import_time('porter.commands.migrate'):.3f} s; "
+              f"import porter.cli: {import_time('porter.cli'):.3f} s; import porter.engine: {import_time('porter.engine'):.3f} s")
+        torchfix = shutil.which("torchfix")
+        if torchfix:
+            copy = os.path.join(work, "torchfix")
+            shutil.copytree(args.tree, copy)
+            started = time.perf_counter()
+            subprocess.run([torchfix, f"-j{args.jobs}", "--fix", copy], capture_output=True)
+            took = time.perf_counter() - started
+            print(f"torchfix --fix:            {took:7.2f} s  = {took / bare:.2f}x bare")
+        else:
+            print("torchfix: not on PATH (it pins an older libcst; install it in its own environment to compare)")
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,402 @@
+"""Turn the harness's raw record into findings, stages and a verdict (in porter's own process).
+
+Severity policy (the issue's exit-code contract):
+- error (exit 1): lowering failures outside the known-gap table, symbolic shapes, graph breaks under
+  a ``fullgraph=True`` request, recompiles after warm-up, per-step host syncs, CPU/device mixing,
+  CUDA left in a port, a run in which no tensor reached the neuron device, parity mismatch;
+- warning (fails only with ``--strict``): graph breaks without ``fullgraph``, float64 on the device,
+  ``torch.compile`` options TorchNeuron ignores;
+- unverified (fails only with ``--strict``): graphs whose only failures are known upstream gaps.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Any
+
+from porter.check import gaps, source
+from porter.check.report import (
+    EMULATED_TARGET_NAME,
+    ERROR,
+    INFO,
+    UNVERIFIED,
+    WARNING,
+    Crash,
+    Finding,
+    GraphInfo,
+    Padding,
+    ShapeSummary,
+    Stage,
+)
+from porter.check.runner import RunResult
+
+RULE_DEVICE = "NRN101"
+RULE_CUDA_METHOD = "NRN102"
+RULE_CUDA_NAMESPACE = "NRN103"
+RULE_PRECISION = "NRN2xx"
+RULE_COMPILE = "NRN401"
+RULE_HOST_SYNC = "NRN6xx"
+RULE_STATIC = "NRN7xx"
+RULE_REVIEW = "NRN9xx"
+
+DEVICE_ENV = {
+    "TORCH_NEURONX_DEBUG_DIR": "/tmp/neuron_backend  (FX graphs, StableHLO, NEFFs of every compile)",
+    "TORCH_NEURONX_PRESERVE_COMPILATION_ARTIFACTS": "1  (keep them after the run)",
+    "NEURON_CC_FLAGS": "--model-type=transformer  (for transformer models)",
+}
+
+
+def _rel(path: str | None, base: str) -> str | None:
+    if not path:
+        return path
+    try:
+        rel = os.path.relpath(path, base)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _peer_failure(record: dict[str, Any]) -> bool:
+    message = str((record.get("error") or {}).get("message", ""))
+    return "Connection closed by peer" in message or "remote worker" in message
+
+
+def _library(path: str | None) -> bool:
+    return bool(path) and ("site-packages" in path or "dist-packages" in path)
+
+
+def losses_by_step(record: dict[str, Any] | None) -> tuple[float | None, ...]:
+    """Mean of the losses ``.backward()`` saw in each optimizer step (grad accumulation averages)."""
+    if not record:
+        return ()
+    per: dict[int, list[float]] = defaultdict(list)
+    for step, value in record.get("losses", []):
+        per[int(step)].append(float(value))
+    if not per:
+        return ()
+    last = max(per)
+    return tuple((sum(per[s]) / len(per[s])) if per.get(s) else None for s in range(last + 1))
+
+
+def crash_of(result: RunResult, script: str) -> Crash | None:
+    """The script's crash or timeout, mapped to its innermost frame in the user's own files."""
+    if result.timed_out:
+        return Crash(kind="timeout", message="the script did not finish its steps before the timeout")
+    record = result.record
+    for rank_record in result.ranks[1:]:
+        # in a distributed run, rank 0 often dies of its peer's crash: show the root cause
+        if record and record.get("status") == "crashed" and _peer_failure(record) and rank_record \
+                and rank_record.get("status") == "crashed" and not _peer_failure(rank_record):
+            record = rank_record
+    if record is None:
+        return Crash(
+            kind="harness",
+            message=f"the check's subprocess ended without a result (exit status {result.returncode})",
+            traceback=result.stderr[-4000:],
+        )
+    if record.get("status") != "crashed":
+        return None
+    error = record.get("error") or {}
+    frames = error.get("frames", [])
+    script_dir = os.path.dirname(os.path.abspath(script)) + os.sep
+    pick = None
+    for frame in frames:
+        if frame["file"].startswith(script_dir):
+            pick = frame
+    if pick is None:
+        for frame in frames:
+            if "site-packages" not in frame["file"] and not frame["file"].startswith("<") and "/porter/check/" not in frame["file"]:
+                pick = frame
+    return Crash(
+        kind="exception",
+        message=f"{error.get('type')}: {error.get('message')}",
+        file=pick["file"] if pick else None,
+        line=pick["line"] if pick else None,
+        traceback=error.get("text", ""),
+    )
+
+
+def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list[Finding]:
+    """Every finding the raw record supports, mapped to source lines."""
+    base = os.path.dirname(os.path.abspath(script))
+    out: list[Finding] = []
+    fullgraph = any(c.get("fullgraph") for c in record.get("compile_calls", []))
+
+    # -- host syncs ----------------------------------------------------------------------------------
+    per_line: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for sync in record.get("syncs", []):
+        if sync["step"] < 1:
+            continue
+        stack = [tuple(f) for f in sync.get("stack", [])] or [(sync["file"], sync["line"])]
+        if source.excused(stack):
+            continue
+        key = (sync["file"], sync["line"], sync["kind"])
+        entry = per_line.setdefault(key, {"count": 0, "steps": set()})
+        entry["count"] += sync["count"]
+        entry["steps"].add(sync["step"])
+    for (file, line, kind), entry in sorted(per_line.items()):
+        steps = sorted(entry["steps"])
+        out.append(
+            Finding(
+                kind="host-sync",
+                severity=ERROR,
+                message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging interval",
+                file=_rel(file, base),
+                line=line,
+                rule=RULE_HOST_SYNC,
+                count=entry["count"],
+                detail=source.source_line(file, line) or None,
+            )
+        )
+
+    # -- graph breaks and recompiles -----------------------------------------------------------------
+    seen_breaks: dict[tuple[Any, Any, str], int] = defaultdict(int)
+    for brk in record.get("graph_breaks", []):
+        seen_breaks[(brk.get("file"), brk.get("line"), brk.get("reason", ""))] += 1
+    for (file, line, reason), count in seen_breaks.items():
+        out.append(
+            Finding(
+                kind="graph-break",
+                severity=ERROR if fullgraph else WARNING,
+                message=f"graph break: {reason}" + (" (under a fullgraph=True request)" if fullgraph else ""),
+                file=_rel(file, base),
+                line=line,
+                rule=RULE_COMPILE if fullgraph else RULE_HOST_SYNC,
+                count=count,
+                detail=source.source_line(file, line) or None,
+            )
+        )
+    for rec in record.get("recompiles", []):
+        after = rec.get("step", 0) >= 1
+        out.append(
+            Finding(
+                kind="recompile",
+                severity=ERROR if after else INFO,
+                message=("recompile after warm-up" if after else "recompile during warm-up")
+                + f" (step {rec.get('step')}) of {rec.get('function')}: {rec.get('reason')}",
+                file=_rel(rec.get("file"), base),
+                line=rec.get("line"),
+                rule=RULE_STATIC,
+            )
+        )
+
+    # -- graphs: lowering, symbolic shapes -----------------------------------------------------------
+    for graph in record.get("graphs", []):
+        if graph.get("symbolic"):
+            out.append(
+                Finding(
+                    kind="symbolic-shape",
+                    severity=ERROR,
+                    message=f"{graph['kind']} graph of {graph['region']} has symbolic sizes "
+                    f"({'; '.join(graph['symbolic'][:4])}): TorchNeuron requires static shapes",
+                    rule=RULE_STATIC,
+                )
+            )
+        if graph.get("status") == "failed":
+            for op in graph.get("failed_ops", []):
+                if gaps.is_known_gap(op["op"]):
+                    continue
+                where = f" in {op['module']}" if op.get("module") else ""
+                out.append(
+                    Finding(
+                        kind="lowering",
+                        severity=ERROR,
+                        message=f"`{op['op']}`{where} does not lower to StableHLO ({graph['kind']} graph of {graph['region']})",
+                        file=_rel(op.get("file"), base),
+                        line=op.get("line"),
+                        rule=RULE_REVIEW,
+                        detail=(op.get("error") or "").splitlines()[0][:300] if op.get("error") else None,
+                    )
+                )
+        elif graph.get("status") == "unverified":
+            ops = sorted({op["op"] for op in graph.get("failed_ops", [])})
+            out.append(
+                Finding(
+                    kind="not-verified",
+                    severity=UNVERIFIED,
+                    message=f"{graph['kind']} graph of {graph['region']} not verified by the emulated front end: "
+                    f"known upstream torch-mlir gap ({', '.join(ops)}); TorchNeuron lowers it in its own fork",
+                    rule=None,
+                )
+            )
+
+    # -- placements, CUDA, dtype, mixing -------------------------------------------------------------
+    for use in record.get("cuda_uses", []):
+        api = use["api"]
+        if _library(use["file"]):
+            continue  # transformers/accelerate probing torch.cuda: their Trainium branch, not the port's
+        rule = RULE_CUDA_METHOD if api.startswith("placement") else (
+            RULE_PRECISION if "autocast" in api or "GradScaler" in api else RULE_CUDA_NAMESPACE
+        )
+        out.append(
+            Finding(
+                kind="cuda",
+                severity=ERROR,
+                message=f"CUDA left in the port: {api} (no CUDA on Trainium)",
+                file=_rel(use["file"], base),
+                line=use["line"],
+                rule=rule,
+                count=use["count"],
+                detail=source.source_line(use["file"], use["line"]) or None,
+            )
+        )
+    for f64 in record.get("float64", []):
+        out.append(
+            Finding(
+                kind="float64",
+                severity=WARNING,
+                message=f"float64 tensor on the neuron device ({f64['op']}): Neuron casts 64-bit types to 32-bit",
+                file=_rel(f64["file"], base),
+                line=f64["line"],
+                rule=RULE_STATIC,
+                count=f64["count"],
+                detail=source.source_line(f64["file"], f64["line"]) or None,
+            )
+        )
+    for mix in record.get("mixing", []):
+        out.append(
+            Finding(
+                kind="device-mixing",
+                severity=ERROR,
+                message=f"{mix['op']} mixes CPU and neuron tensors (fails on a real device)",
+                file=_rel(mix["file"], base),
+                line=mix["line"],
+                rule=RULE_DEVICE,
+                count=mix["count"],
+                detail=source.source_line(mix["file"], mix["line"]) or None,
+            )
+        )
+    for call in record.get("compile_calls", []):
+        if role != "port":
+            continue
+        if call.get("backend") != "neuron":
+            out.append(
+                Finding(
+                    kind="compile-backend",
+                    severity=ERROR,
+                    message=f"torch.compile backend={call.get('backend')!r}: TorchNeuron compiles with backend='neuron' (checked with it here)",
+                    file=_rel(call["file"], base),
+                    line=call["line"],
+                    rule=RULE_COMPILE,
+                )
+            )
+        if call.get("dynamic") is True:
+            out.append(
+                Finding(
+                    kind="compile-dynamic",
+                    severity=ERROR,
+                    message="torch.compile(dynamic=True) is rejected by TorchNeuron",
+                    file=_rel(call["file"], base),
+                    line=call["line"],
+                    rule=RULE_COMPILE,
+                )
+            )
+        if call.get("mode") not in (None, "default"):
+            out.append(
+                Finding(
+                    kind="compile-mode",
+                    severity=WARNING,
+                    message=f"torch.compile(mode={call.get('mode')!r}) is ignored by TorchNeuron (falls back to default)",
+                    file=_rel(call["file"], base),
+                    line=call["line"],
+                    rule=RULE_COMPILE,
+                )
+            )
+    if role == "port" and record.get("status") != "crashed" and not record.get("reached_device"):
+        out.append(
+            Finding(
+                kind="no-device",
+                severity=ERROR,
+                message="no tensor reached the neuron device: the port never got there",
+                rule=RULE_DEVICE,
+            )
+        )
+    return out
+
+
+def graphs_of(record: dict[str, Any]) -> tuple[GraphInfo, ...]:
+    return tuple(
+        GraphInfo(
+            graph_id=g["graph_id"],
+            region=g["region"],
+            kind=g["kind"],
+            compile_id=g["compile_id"],
+            step=g["step"],
+            nodes=g["nodes"],
+            input_shapes=tuple(tuple(s) if isinstance(s, list) else str(s) for s in g.get("dynamo_input_shapes", [])),
+            lowered=g.get("lowered"),
+            status=g.get("status", "not-run"),
+            error=g.get("error"),
+            failed_ops=tuple(sorted({op["op"] for op in g.get("failed_ops", [])})),
+            symbolic=tuple(g.get("symbolic", [])),
+            bisect="; ".join(
+                f"{op['op']} in {op.get('module') or '?'} ({os.path.basename(op.get('file') or '?')}:{op.get('line')})"
+                for op in g.get("failed_ops", [])
+            )
+            or None,
+        )
+        for g in record.get("graphs", [])
+    )
+
+
+def shapes_of(record: dict[str, Any]) -> tuple[ShapeSummary, ...]:
+    per: dict[str, list[str]] = defaultdict(list)
+    for g in record.get("graphs", []):
+        if g["kind"] == "backward":
+            continue
+        text = ", ".join("x".join(map(str, s)) if isinstance(s, list) else str(s) for s in g.get("dynamo_input_shapes", []))
+        if text not in per[g["region"]]:
+            per[g["region"]].append(text)
+    return tuple(ShapeSummary(region=r, shapes=tuple(s)) for r, s in per.items())
+
+
+def padding_of(record: dict[str, Any]) -> Padding | None:
+    tokens = int(record.get("tokens", 0))
+    return Padding(tokens=tokens, padded=int(record.get("padded_tokens", 0))) if tokens else None
+
+
+def stages_of(record: dict[str, Any] | None, target: str) -> tuple[Stage, ...]:
+    graphs = (record or {}).get("graphs", [])
+    compiled = bool(graphs) or bool((record or {}).get("dynamo_metrics"))
+    if target == "device":
+        return (
+            Stage("Dynamo", compiled, "real TorchNeuron"),
+            Stage("AOTAutograd", compiled, "real TorchNeuron"),
+            Stage("StableHLO lowering", compiled, "TorchNeuron's torch-mlir fork"),
+            Stage("neuronx-cc / NEFF", compiled, "on the device"),
+            Stage("Neuron runtime", bool(record and record.get("reached_device")), "on the device"),
+        )
+    lowered = sum(1 for g in graphs if g.get("lowered"))
+    return (
+        Stage("Dynamo", compiled, f"{len({g['compile_id'] for g in graphs})} compiled region(s)" if compiled else "no torch.compile region ran"),
+        Stage("AOTAutograd", compiled, f"{len(graphs)} graph(s) (forward/backward)" if compiled else ""),
+        Stage("StableHLO lowering", compiled, f"upstream torch-mlir: {lowered}/{len(graphs)} graph(s) lowered" if compiled else ""),
+        Stage("neuronx-cc / NEFF", False, "not run: no Neuron compiler here"),
+        Stage("Neuron runtime", False, "not run: graphs executed eagerly on the CPU"),
+    )
+
+
+def placements_of(record: dict[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = defaultdict(int)
+    for p in record.get("placements", []):
+        out[f"{p['requested']} -> {p['resolved']}" + (" (emulated)" if p["requested"] in ("neuron", "cuda") else "")] += p["count"]
+    return dict(out)
+
+
+def syncs_per_step(record: dict[str, Any], steps: int) -> dict[str, float]:
+    """Host syncs per step after warm-up: all of them, and those that are findings."""
+    later = [s for s in record.get("syncs", []) if s["step"] >= 1]
+    n = max(1, steps - 1) if steps > 1 else 1
+    total = sum(s["count"] for s in later)
+    unexcused = sum(
+        s["count"] for s in later if not source.excused([tuple(f) for f in s.get("stack", [])] or [(s["file"], s["line"])])
+    )
+    warmup = sum(s["count"] for s in record.get("syncs", []) if s["step"] == 0)
+    return {"warm-up (step 0)": float(warmup), "per step (steps >= 1, all)": total / n, "per step (findings)": unexcused / n}
+
+
+def target_description(target: str) -> str:
+    if target == "device":
+        return "TorchNeuron on a Neuron device (torch-neuronx, backend='neuron')"
+    return EMULATED_TARGET_NAME

@@ -1,0 +1,1 @@
+"""Code that runs inside the check's subprocess (never imported by porter's own process at startup)."""

@@ -1,0 +1,349 @@
+"""The TorchFunctionMode that makes an emulated device real enough to run and to observe.
+
+Tensors placed on the emulated device (``neuron`` for a port, ``cuda`` for an original) live on the
+CPU but carry a tag (``_porter_dev``); the mode answers ``tensor.device`` with the emulated device for
+tagged tensors, so scripts and libraries take the branch they take on the real device. Every op
+propagates the tag to its outputs. Along the way the mode records, by user source line and step:
+host syncs on device tensors, placements and where they resolved, float64 tensors on the device,
+CPU/device mixing, CUDA uses in a port, and the loss each ``.backward()`` was called on.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from porter.check.harness import neuron_module
+from porter.check.harness.state import STATE, quiet, user_location, user_stack
+
+TAG = "_porter_dev"
+_HOOKED = "_porter_grad_hooked"
+_DEVICE_GETTER = torch._C.TensorBase.__dict__["device"]
+_IS_CUDA_GETTER = torch._C.TensorBase.__dict__["is_cuda"]
+
+T = torch.Tensor
+SYNC_KINDS: dict[Any, str] = {
+    T.item: "item",
+    T.tolist: "tolist",
+    T.numpy: "numpy",
+    T.__bool__: "__bool__",
+    T.__float__: "__float__",
+    T.__int__: "__int__",
+    T.__index__: "__index__",
+    T.__repr__: "repr",
+    T.__format__: "format",
+}
+# Ops that legitimately take CPU tensors next to device tensors (copies, indexing, placement).
+MIXING_OK = {
+    T.to, T.copy_, T.__setitem__, T.__getitem__, T.index_select, T.index_put_, T.index_add_,
+    torch.index_select, T.new_tensor, torch.tensor, torch.as_tensor, T.set_, T.cpu, T.cuda,
+    T.pin_memory, T.backward, torch.autograd.backward, T.numpy,
+}
+
+
+def dev_of(t: torch.Tensor) -> str | None:
+    """The emulated device a tensor is on (None: a plain CPU tensor)."""
+    return getattr(t, TAG, None)
+
+
+def _hook_grad(dev: str) -> Callable[[torch.Tensor], None]:
+    def hook(p: torch.Tensor) -> None:
+        if p.grad is not None:
+            setattr(p.grad, TAG, dev)
+
+    return hook
+
+
+def tag(t: torch.Tensor, dev: str) -> None:
+    """Mark ``t`` as living on ``dev``; leaves that need gradients pass the tag to their ``.grad``.
+
+    Gradients are made by the autograd engine in C++, which never calls the mode, so a hook does it.
+    """
+    setattr(t, TAG, dev)
+    if t.requires_grad and t.is_leaf and not getattr(t, _HOOKED, False):
+        t.register_post_accumulate_grad_hook(_hook_grad(dev))
+        setattr(t, _HOOKED, True)
+
+
+class DeviceMode(TorchFunctionMode):
+    """Maps emulated devices to CPU and collects what a device run would reveal.
+
+    ``emulate``: the device type this run stands in for ("neuron" for a port, "cuda" for an original).
+    ``foreign``: device types mapped to CPU too but recorded as findings, not placed (CUDA in a port).
+    """
+
+    def __init__(self, emulate: str, foreign: tuple[str, ...] = ()) -> None:
+        super().__init__()
+        self.emulate = emulate
+        self.foreign = foreign
+        self.device = torch.device(emulate, 0)
+
+    # -- device arguments ------------------------------------------------------------------------
+    def _kind(self, value: Any) -> str | None:
+        """The device type a device-like argument names, or None if it is not device-like."""
+        if isinstance(value, torch.device):
+            return value.type
+        if isinstance(value, str):
+            head = value.split(":", 1)[0]
+            if head in ("cpu", "meta", self.emulate) or head in self.foreign:
+                return head
+            return None
+        if isinstance(value, int) and not isinstance(value, bool):
+            return self.emulate  # integer placements name the accelerator
+        return None
+
+    def _placement(self, requested: str, resolved: str) -> None:
+        file, line = user_location()
+        STATE.placements[(requested, resolved, file, line)] += 1
+        if requested in self.foreign:
+            STATE.cuda_uses[(f"placement on '{requested}'", file, line)] += 1
+
+    def _sync(self, kind: str) -> None:
+        STATE.syncs[(kind, STATE.steps, user_stack())] += 1
+
+    # -- the mode ---------------------------------------------------------------------------------
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if torch.compiler.is_compiling():
+            dev = kwargs.get("device")
+            if dev is not None and self._kind(dev) not in (None, "cpu", "meta"):
+                kwargs = {**kwargs, "device": "cpu"}
+            return func(*args, **kwargs)
+        if getattr(func, "__self__", None) is _DEVICE_GETTER:
+            dev = dev_of(args[0])
+            if dev is not None:
+                return torch.device(dev, neuron_module._current if dev == "neuron" else 0)
+            return func(*args)
+        if STATE.is_quiet():
+            dev = kwargs.get("device")
+            if dev is not None and self._kind(dev) not in (None, "cpu", "meta"):
+                kwargs = {**kwargs, "device": "cpu"}
+            return func(*args, **kwargs)
+        if getattr(func, "__self__", None) is _IS_CUDA_GETTER:
+            return dev_of(args[0]) == "cuda"
+
+        kind = SYNC_KINDS.get(func)
+        if kind is not None:
+            if args and isinstance(args[0], torch.Tensor) and dev_of(args[0]) is not None:
+                self._sync(kind)
+            with quiet():
+                return func(*args, **kwargs)
+        if func is T.to:
+            return self._to(args, kwargs)
+        if func is T.cpu:
+            return self._to_cpu(args[0], "cpu", func, args, kwargs)
+        if func is T.cuda:
+            return self._place(args[0], "cuda")
+        if func is T.pin_memory:
+            return args[0]  # CPU-only builds raise here; a host buffer is already "pinned" enough
+        if func is T.backward or func is torch.autograd.backward:
+            self._capture_loss(args, kwargs)
+            return func(*args, **kwargs)
+
+        placed = None
+        dev = kwargs.get("device")
+        if dev is not None:
+            requested = self._kind(dev)
+            if requested not in (None, "cpu", "meta"):
+                kwargs = {**kwargs, "device": "cpu"}
+                placed = requested
+        out = func(*args, **kwargs)
+        if placed is not None:
+            self._placement(placed, "cpu")
+            if placed == self.emulate:
+                self._tag_outputs(out, placed, func)
+            return out
+        self._propagate(func, args, out)
+        return out
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _propagate(self, func: Any, args: tuple, out: Any) -> None:
+        tagged = None
+        plain = False
+        for a in args:
+            if isinstance(a, torch.Tensor):
+                d = dev_of(a)
+                if d is not None:
+                    tagged = d
+                elif a.dim() > 0:
+                    plain = True
+            elif isinstance(a, (list, tuple)):
+                for b in a:
+                    if isinstance(b, torch.Tensor):
+                        d = dev_of(b)
+                        if d is not None:
+                            tagged = d
+                        elif b.dim() > 0:
+                            plain = True
+        if tagged is None:
+            return
+        if plain and func not in MIXING_OK:
+            file, line = user_location()
+            STATE.mixing[(_name(func), file, line)] += 1
+        self._tag_outputs(out, tagged, func)
+
+    def _tag_outputs(self, out: Any, dev: str, func: Any) -> None:
+        if isinstance(out, torch.Tensor):
+            tag(out, dev)
+            STATE.reached_device = STATE.reached_device or dev == "neuron"
+            if out.dtype is torch.float64 and dev == "neuron":
+                file, line = user_location()
+                STATE.float64[(_name(func), file, line)] += 1
+        elif isinstance(out, (list, tuple)):
+            for o in out:
+                if isinstance(o, torch.Tensor):
+                    self._tag_outputs(o, dev, func)
+
+    def _to(self, args: tuple, kwargs: dict) -> Any:
+        t = args[0]
+        rest = list(args[1:])
+        target: Any = None
+        if rest and isinstance(rest[0], torch.Tensor):
+            target = dev_of(rest[0]) or "cpu"
+            rest[0] = rest[0].dtype
+        elif rest and isinstance(rest[0], int) and not isinstance(rest[0], bool):
+            target = self.emulate  # .to(local_rank): an accelerator ordinal
+            rest = rest[1:]
+        elif rest and isinstance(rest[0], (str, torch.device)):
+            target = rest[0]
+            rest = rest[1:]
+        elif rest and rest[0] is None:
+            rest = rest[1:]
+        if "device" in kwargs:
+            target = kwargs["device"]
+        kw = {k: v for k, v in kwargs.items() if k != "device" and v is not None}
+        # what remains positionally is (dtype, non_blocking, copy), as in Tensor.to's signature
+        for name, value in zip(("dtype", "non_blocking", "copy"), rest):
+            if value is not None:
+                kw[name] = value
+        with quiet():
+            moved = T.to(t, **kw) if kw.get("dtype") is not None or kw.get("copy") or kw.get("memory_format") is not None else t
+        if target is None:
+            if dev_of(t) is not None:
+                self._propagate(T.to, (t,), moved)
+            return moved
+        kind = self._kind(target) or "cpu"
+        if kind == "cpu" and dev_of(t) is not None and _caller_in_torch():
+            # torch's own code asked for "cpu" because C++ reports the real (CPU) device of an
+            # emulated tensor (e.g. clip_grad_norm_ grouping tensors by device): on a Neuron device
+            # it would have named "neuron". An emulation artifact, not a transfer.
+            if moved is not t:
+                tag(moved, dev_of(t))  # type: ignore[arg-type]
+            return moved
+        if kind == "cpu":
+            if dev_of(t) is not None:
+                self._sync("to(cpu)")
+                with quiet():
+                    return moved.clone() if moved is t else moved
+            return moved
+        return self._place(moved, kind, fresh=moved is not t)
+
+    def _place(self, t: torch.Tensor, kind: str, fresh: bool = False) -> torch.Tensor:
+        """Put ``t`` on device ``kind`` (a copy, as a host-to-device transfer is).
+
+        Parameters are tagged in place: ``Module.to`` assigns ``param.data`` and keeps the object.
+        """
+        self._placement(kind, "cpu")
+        if kind != self.emulate:  # a foreign device (CUDA in a port): runs on CPU, recorded above
+            return t
+        if dev_of(t) == kind:
+            return t
+        if not (fresh or isinstance(t, torch.nn.Parameter)):
+            with quiet():
+                t = t.clone()
+        self._tag_outputs(t, kind, T.to)
+        return t
+
+    def _to_cpu(self, t: torch.Tensor, kind: str, func: Any, args: tuple, kwargs: dict) -> torch.Tensor:
+        if dev_of(t) is None:
+            return t
+        self._sync(kind)
+        with quiet():
+            return t.clone()
+
+    def _capture_loss(self, args: tuple, kwargs: dict) -> None:
+        target = args[0] if args else kwargs.get("tensors")
+        if isinstance(target, (list, tuple)):
+            target = target[0] if target else None
+        if not isinstance(target, torch.Tensor) or target.numel() != 1:
+            return
+        source = getattr(target, "_porter_unscaled", target)
+        with quiet():
+            value = float(source.detach().float().reshape(()))
+        STATE.losses.append((STATE.steps, value))
+
+
+def _caller_in_torch() -> bool:
+    """True when the first frame outside the harness belongs to the torch package."""
+    import sys
+
+    from porter.check.harness.state import _PORTER_CHECK, _torch_dir
+
+    frame = sys._getframe(2)
+    torch_dir = _torch_dir()
+    while frame is not None and frame.f_code.co_filename.startswith(_PORTER_CHECK):
+        frame = frame.f_back
+    return frame is not None and frame.f_code.co_filename.startswith(torch_dir)
+
+
+def _name(func: Any) -> str:
+    name = getattr(func, "__name__", None) or str(func)
+    owner = getattr(func, "__objclass__", None) or getattr(func, "__qualname__", "")
+    if isinstance(owner, type):
+        return f"Tensor.{name}"
+    return name
+
+
+class ObserveMode(TorchFunctionMode):
+    """Device target: nothing is emulated or remapped; only host syncs on real device tensors and
+    the loss are collected (the same collectors, reading the real device type)."""
+
+    def __init__(self, device_type: str) -> None:
+        super().__init__()
+        self.device_type = device_type
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        if torch.compiler.is_compiling() or STATE.is_quiet():
+            return func(*args, **kwargs)
+        kind = SYNC_KINDS.get(func)
+        if kind is None and func in (T.cpu, T.to) and args and isinstance(args[0], torch.Tensor):
+            target = kwargs.get("device", args[1] if len(args) > 1 else None)
+            if func is T.cpu or (target is not None and str(target).startswith("cpu")):
+                kind = "cpu" if func is T.cpu else "to(cpu)"
+        if kind is not None and args and isinstance(args[0], torch.Tensor):
+            with quiet():
+                on_device = args[0].device.type == self.device_type
+            if on_device:
+                STATE.reached_device = True
+                STATE.syncs[(kind, STATE.steps, user_stack())] += 1
+            with quiet():
+                return func(*args, **kwargs)
+        if func is T.backward or func is torch.autograd.backward:
+            DeviceMode._capture_loss(self, args, kwargs)  # type: ignore[arg-type]
+        out = func(*args, **kwargs)
+        if not STATE.reached_device and isinstance(out, torch.Tensor):
+            with quiet():
+                STATE.reached_device = out.device.type == self.device_type
+        return out
+
+
+class MapOnlyMode(TorchFunctionMode):
+    """The bench's baseline ("plain CPU run"): ``neuron`` placements run on the CPU, nothing is
+    tagged, counted or compiled. What remains is the cost of the script itself."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        dev = kwargs.get("device")
+        if dev is not None and str(dev).split(":")[0] in ("neuron", "cuda"):
+            kwargs = {**kwargs, "device": "cpu"}
+        if func is T.to:
+            args = tuple(
+                "cpu" if isinstance(a, (str, torch.device)) and str(a).split(":")[0] in ("neuron", "cuda") else a
+                for a in args
+            )
+        elif func is T.pin_memory:
+            return args[0]
+        return func(*args, **kwargs)

@@ -1,0 +1,258 @@
+"""Entry point of the check's subprocess: ``python -m porter.check.harness CONFIG.json``.
+
+Sets up the target (emulated neuron device for a port, emulated CUDA for an original, or observation
+only on a real Neuron device), seeds every RNG, runs the script as ``__main__`` with its own argv and
+working directory, stops it after ``steps`` optimizer steps, and writes the raw record as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import runpy
+import sys
+import time
+import traceback
+from typing import Any
+
+from porter.check.harness.state import STATE, StopRun, dump
+
+STANDIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "standin")
+
+
+def _seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    try:
+        import numpy
+
+        numpy.random.seed(seed)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)
+
+
+def _step_hook(optimizer: Any, args: Any, kwargs: Any) -> None:
+    key = id(optimizer)
+    STATE.per_optimizer[key] = STATE.per_optimizer.get(key, 0) + 1
+    STATE.steps = max(STATE.per_optimizer.values())
+    if STATE.steps >= STATE.max_steps:
+        raise StopRun()
+
+
+def _setup_emulated_port(config: dict[str, Any]) -> Any:
+    import torch
+
+    from porter.check.harness import neuron_module, patches
+    from porter.check.harness.backend import NeuronEmulatedBackend
+    from porter.check.harness.device_mode import DeviceMode
+
+    torch.utils.rename_privateuse1_backend("neuron")
+    torch._register_device_module("neuron", neuron_module.build())
+    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=False)
+    backend = NeuronEmulatedBackend(dump_dir=config.get("dump_dir"), bisect=bool(config.get("bisect")))
+    from torch._dynamo.backends.registry import _BACKENDS, register_backend
+
+    _BACKENDS.pop("neuron", None)
+    register_backend(compiler_fn=backend, name="neuron")
+    semantic = bool(config.get("semantic"))
+    patches.patch_autocast(emulated=("neuron",), foreign=("cuda",), disable=semantic)
+    patches.patch_grad_scaler(emulated=("neuron",), foreign=("cuda",))
+    patches.patch_compile("port", backend)
+    patches.patch_distributed()
+    patches.record_cuda_namespace()
+    if semantic:
+        patches.disable_dropout()
+    sys.path.insert(0, STANDIN_DIR)  # the stand-in torch_neuronx, for this script only
+    return DeviceMode("neuron", foreign=("cuda",))
+
+
+def _setup_emulated_original(config: dict[str, Any]) -> Any:
+    from porter.check.harness import patches
+    from porter.check.harness.device_mode import DeviceMode
+
+    semantic = bool(config.get("semantic"))
+    patches.emulate_cuda_namespace()
+    patches.patch_autocast(emulated=("cuda",), foreign=(), disable=semantic)
+    patches.patch_grad_scaler(emulated=("cuda",), foreign=())
+    patches.patch_compile("original", None)
+    patches.patch_distributed()
+    if semantic:
+        patches.disable_dropout()
+    return DeviceMode("cuda")
+
+
+def _setup_plain(config: dict[str, Any]) -> Any:
+    """Bench baseline: the port runs eagerly on the CPU with no collectors and no compile."""
+    import torch
+
+    from porter.check.harness import neuron_module, patches
+    from porter.check.harness.device_mode import MapOnlyMode
+
+    torch.utils.rename_privateuse1_backend("neuron")
+    torch._register_device_module("neuron", neuron_module.build())
+    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=False)
+    patches.patch_autocast(emulated=("neuron",), foreign=("cuda",), disable=False)
+    patches.patch_grad_scaler(emulated=("neuron",), foreign=("cuda",))
+    patches.patch_compile("original", None)
+    patches.patch_distributed()
+    sys.path.insert(0, STANDIN_DIR)
+    return MapOnlyMode()
+
+
+def _setup_device(config: dict[str, Any]) -> Any:
+    from porter.check.harness.device_mode import ObserveMode
+
+    return ObserveMode("neuron")
+
+
+def _skip_harness_frames() -> None:
+    """Keep Dynamo from compiling the harness's own functions as frames.
+
+    When a graph break runs an op eagerly, the mode's ``__torch_function__`` executes as a Python
+    frame under Dynamo's frame hook, which would try to compile it (and report a spurious graph
+    break inside the harness). Inlining the mode while tracing user code is unaffected.
+    """
+    import types
+
+    import torch._dynamo.eval_frame as eval_frame
+
+    from porter.check.harness import backend, device_mode, neuron_module, patches, state
+
+    def codes(obj: Any, seen: set[int]) -> Any:
+        if isinstance(obj, types.CodeType):
+            if id(obj) in seen:
+                return
+            seen.add(id(obj))
+            yield obj
+            for const in obj.co_consts:
+                yield from codes(const, seen)
+        elif isinstance(obj, (types.FunctionType, types.MethodType)):
+            yield from codes(obj.__code__, seen)
+        elif isinstance(obj, (classmethod, staticmethod)):
+            yield from codes(obj.__func__, seen)
+        elif isinstance(obj, type):
+            for value in vars(obj).values():
+                yield from codes(value, seen)
+
+    seen: set[int] = set()
+    for module in (device_mode, patches, neuron_module, backend, state):
+        for value in vars(module).values():
+            if getattr(value, "__module__", None) == module.__name__:
+                for code in codes(value, seen):
+                    eval_frame.skip_code(code)
+
+
+def _frames(tb: Any) -> list[dict[str, Any]]:
+    return [
+        {"file": f.filename, "line": f.lineno, "name": f.name, "code": f.line or ""}
+        for f in traceback.extract_tb(tb)
+    ]
+
+
+def run(config: dict[str, Any]) -> dict[str, Any]:
+    """Run the script under the configured target; return the raw record."""
+    started = time.perf_counter()
+    STATE.max_steps = int(config.get("steps", 3))
+    import torch
+
+    role = config.get("role", "port")
+    target = config.get("target", "emulated")
+    if target == "device":
+        mode = _setup_device(config)
+    elif role == "original":
+        mode = _setup_emulated_original(config)
+    elif role == "plain":
+        mode = _setup_plain(config)
+    else:
+        mode = _setup_emulated_port(config)
+    from porter.check.harness import dynamo_log
+
+    if role not in ("original", "plain"):  # the original runs eagerly: no Dynamo to watch (and ~5 s less import)
+        dynamo_log.install()
+        _skip_harness_frames()
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    register_optimizer_step_post_hook(_step_hook)
+    _seed(int(config.get("seed", 0)))
+
+    script = os.path.abspath(config["script"])
+    sys.argv = [script, *config.get("args", [])]
+    sys.path.insert(0, os.path.dirname(script))
+    os.chdir(config.get("cwd") or os.path.dirname(script))
+    status, error = "completed", None
+    script_started = time.perf_counter()
+    try:
+        with mode:
+            runpy.run_path(script, run_name="__main__")
+    except StopRun:
+        status = "stopped"
+    except SystemExit as done:
+        if done.code not in (None, 0):
+            status = "crashed"
+            error = {"type": "SystemExit", "message": f"exit status {done.code}", "frames": _frames(done.__traceback__), "text": ""}
+    except BaseException as exc:  # the script's own crash: report it, mapped to its line
+        status = "crashed"
+        error = {
+            "type": type(exc).__name__,
+            "message": str(exc)[:4000],
+            "frames": _frames(exc.__traceback__),
+            "text": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-8000:],
+        }
+    record = dump()
+    record.update(
+        {
+            "status": status,
+            "error": error,
+            "role": role,
+            "target": target,
+            "wall_s": time.perf_counter() - started,
+            "script_s": time.perf_counter() - script_started,
+            "torch": torch.__version__,
+        }
+    )
+    if target == "device":
+        record.update(_device_extras())
+    else:
+        try:
+            import torch_mlir  # noqa: F401
+
+            record["torch_mlir"] = getattr(torch_mlir, "__version__", "installed")
+        except ImportError:
+            record["torch_mlir"] = None
+    return record
+
+
+def _device_extras() -> dict[str, Any]:
+    """What only a real TorchNeuron can say: ops that fell back to CPU, and its compile metrics."""
+    extras: dict[str, Any] = {"fallback_ops": None, "dynamo_metrics": None}
+    try:
+        import torch
+        import torch_neuronx
+
+        extras["fallback_ops"] = sorted(set(str(op) for op in torch_neuronx.get_fallback_ops()))
+        metrics = torch.neuron.get_dynamo_metrics()
+        extras["dynamo_metrics"] = [m if isinstance(m, dict) else _as_dict(m) for m in metrics]
+        extras["torch_neuronx"] = getattr(torch_neuronx, "__version__", "unknown")
+    except Exception as error:  # a missing API is reported, not fatal
+        extras["device_error"] = f"{type(error).__name__}: {error}"
+    return extras
+
+
+def _as_dict(obj: Any) -> dict[str, Any]:
+    fields = getattr(obj, "__dataclass_fields__", None) or getattr(obj, "__dict__", {})
+    return {name: getattr(obj, name) for name in fields if isinstance(getattr(obj, name, None), (int, float, str, bool))}
+
+
+def main(argv: list[str]) -> int:
+    with open(argv[0], encoding="utf-8") as handle:
+        config = json.load(handle)
+    record = run(config)
+    with open(config["result_path"], "w", encoding="utf-8") as handle:
+        json.dump(record, handle, default=str)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: scripts leave threads, process groups and DataLoader workers behind.
+    os._exit(0)

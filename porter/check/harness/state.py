@@ -1,0 +1,170 @@
+"""Collector state shared by every part of the harness, and source-line attribution.
+
+Runs inside the script's subprocess only. Everything recorded here is plain data (ints, strings,
+tuples) so that ``dump()`` can write it as JSON without touching torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_PORTER_CHECK = os.path.dirname(_HERE)
+
+
+@functools.lru_cache(maxsize=1)
+def _torch_dir() -> str:
+    import torch
+
+    return os.path.dirname(os.path.abspath(torch.__file__))
+
+
+class StopRun(BaseException):
+    """Raised from the optimizer-step hook after ``--steps`` steps.
+
+    A BaseException, so that a script's ``except Exception`` does not swallow it.
+    """
+
+
+@dataclass
+class State:
+    """What the collectors saw. One instance per subprocess (``STATE``)."""
+
+    max_steps: int = 3
+    steps: int = 0
+    per_optimizer: dict[int, int] = field(default_factory=dict)
+    # (step, value) for every tensor .backward() was called on (unscaled under GradScaler)
+    losses: list[tuple[int, float]] = field(default_factory=list)
+    syncs: Counter = field(default_factory=Counter)  # (kind, step, user_stack) -> n
+    placements: Counter = field(default_factory=Counter)  # (requested, resolved, file, line) -> n
+    cuda_uses: Counter = field(default_factory=Counter)  # (api, file, line) -> n
+    float64: Counter = field(default_factory=Counter)  # (op, file, line) -> n
+    mixing: Counter = field(default_factory=Counter)  # (op, file, line) -> n
+    graph_breaks: list[dict[str, Any]] = field(default_factory=list)
+    recompiles: list[dict[str, Any]] = field(default_factory=list)
+    graphs: list[dict[str, Any]] = field(default_factory=list)
+    compile_calls: list[dict[str, Any]] = field(default_factory=list)
+    tokens: int = 0
+    padded_tokens: int = 0
+    notes: list[str] = field(default_factory=list)
+    reached_device: bool = False
+    # Set while the harness itself touches tensors (loss capture, padding counts): no collection.
+    quiet: threading.local = field(default_factory=threading.local)
+
+    def is_quiet(self) -> bool:
+        return getattr(self.quiet, "depth", 0) > 0
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+STATE = State()
+
+
+class quiet:
+    """Context manager: the harness's own tensor work is not collected."""
+
+    def __enter__(self) -> None:
+        STATE.quiet.depth = getattr(STATE.quiet, "depth", 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.quiet.depth -= 1
+
+
+_SKIP_PREFIXES: tuple[str, ...] = ()
+# Decorator plumbing between the user's call and torch (``@deprecated`` wrappers, context managers).
+_WRAPPER_FILES = ("/contextlib.py", "/typing_extensions.py", "/functools.py")
+
+
+def _wrapper(filename: str) -> bool:
+    return filename.endswith(_WRAPPER_FILES)
+
+
+def _skip_prefixes() -> tuple[str, ...]:
+    """Frames never attributed to the user: torch, the harness, and the standard library."""
+    global _SKIP_PREFIXES
+    if not _SKIP_PREFIXES:
+        import sysconfig
+
+        stdlib = os.path.abspath(sysconfig.get_paths()["stdlib"]) + os.sep
+        prefixes = [_torch_dir() + os.sep, _PORTER_CHECK + os.sep, "<frozen ", "<string>"]
+        if not any(os.path.abspath(p).startswith(stdlib) for p in sys.path if "-packages" in p):
+            prefixes.append(stdlib)  # only when site-packages does not live under it
+        _SKIP_PREFIXES = tuple(prefixes)
+    return _SKIP_PREFIXES
+
+
+def user_location(start: FrameType | None = None) -> tuple[str, int]:
+    """The first frame outside torch and the harness: where the user's (or a library's) code asked.
+
+    Library frames (transformers, accelerate) are kept: a host sync inside the Trainer is still a
+    host sync, and its line tells the user which setting causes it.
+    """
+    frame = start if start is not None else sys._getframe(1)
+    skip = _skip_prefixes()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(skip) and not _wrapper(filename):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def user_stack(limit: int = 8) -> tuple[tuple[str, int], ...]:
+    """Up to ``limit`` frames outside torch and the harness, innermost first.
+
+    A sync inside a helper that a logging branch calls is still inside the logging interval: the
+    caller's lines are needed to tell.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    skip = _skip_prefixes()
+    found: list[tuple[str, int]] = []
+    while frame is not None and len(found) < limit:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(skip) and not _wrapper(filename):
+            found.append((filename, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(found)
+
+
+def dump() -> dict[str, Any]:
+    """The raw record as JSON-ready data."""
+    s = STATE
+    return {
+        "steps": s.steps,
+        "losses": s.losses,
+        "syncs": [
+            {
+                "kind": k,
+                "file": stack[0][0] if stack else "<unknown>",
+                "line": stack[0][1] if stack else 0,
+                "stack": [list(f) for f in stack],
+                "step": st,
+                "count": n,
+            }
+            for (k, st, stack), n in sorted(s.syncs.items(), key=lambda kv: (kv[0][1], kv[0][2]))
+        ],
+        "placements": [
+            {"requested": r, "resolved": res, "file": f, "line": ln, "count": n}
+            for (r, res, f, ln), n in s.placements.items()
+        ],
+        "cuda_uses": [{"api": a, "file": f, "line": ln, "count": n} for (a, f, ln), n in s.cuda_uses.items()],
+        "float64": [{"op": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.float64.items()],
+        "mixing": [{"op": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.mixing.items()],
+        "graph_breaks": s.graph_breaks,
+        "recompiles": s.recompiles,
+        "graphs": s.graphs,
+        "compile_calls": s.compile_calls,
+        "tokens": s.tokens,
+        "padded_tokens": s.padded_tokens,
+        "notes": s.notes,
+        "reached_device": s.reached_device,
+    }

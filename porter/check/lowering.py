@@ -1,0 +1,262 @@
+"""Lowering AOTAutograd graphs to StableHLO with upstream torch-mlir, the way TorchNeuron's front end does.
+
+TorchNeuron imports each AOT graph with (a fork of) torch-mlir's FX importer and lowers it to
+StableHLO before neuronx-cc. Upstream torch-mlir 20261001 is the closest public stand-in; the
+decompositions and FX passes here close the gaps measured in DESIGN.md (pooling backward, pooling with
+default stride, None outputs of backward graphs). SDPA's math path is forced by the backend.
+
+Imports torch and torch_mlir: use only inside the harness subprocess or in tests.
+"""
+
+from __future__ import annotations
+
+import copy
+import operator
+import os
+import re
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+import torch.fx as tfx
+
+aten = torch.ops.aten
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_PORTER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _max_pool2d_with_indices_backward(
+    grad_output: torch.Tensor,
+    self: torch.Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+    indices: torch.Tensor,
+) -> torch.Tensor:
+    """Scatter-add each output gradient to the input position its max came from.
+
+    Upstream torch-mlir has no StableHLO lowering for ``max_pool2d_with_indices_backward``; the
+    indices are flat offsets into each (N, C) plane, so one ``scatter_add`` over the flattened plane
+    is the exact gradient (overlapping windows accumulate, as in ATen).
+    """
+    batched = self.dim() == 4
+    n = self.shape[0] if batched else 1
+    c = self.shape[-3]
+    plane = self.shape[-2] * self.shape[-1]
+    flat = torch.zeros((n, c, plane), dtype=grad_output.dtype, device=grad_output.device)
+    flat = flat.scatter_add(2, indices.reshape(n, c, -1), grad_output.reshape(n, c, -1))
+    return flat.reshape(self.shape)
+
+
+EXTRA_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
+    aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,
+}
+
+
+def decomposition_table() -> dict[Any, Callable[..., Any]]:
+    """torch-mlir's own FX decomposition table plus porter's extra decompositions."""
+    from torch_mlir.extras.fx_decomp_util import get_decomposition_table
+
+    table = dict(get_decomposition_table())
+    table.update(EXTRA_DECOMPOSITIONS)
+    return table
+
+
+def normalize_pool_strides(gm: tfx.GraphModule) -> None:
+    """Spell out pooling's default stride (= kernel size) in place.
+
+    ATen passes ``stride=[]`` for "same as kernel"; torch-mlir's StableHLO lowering reads the empty
+    list as stride 1 and then fails its own shape check (``reduce_window`` 7x7 vs 4x4).
+    """
+    changed = False
+    for node in gm.graph.nodes:
+        if node.target in (aten.max_pool2d_with_indices.default, aten.max_pool2d.default, aten.avg_pool2d.default):
+            args = list(node.args)
+            while len(args) < 3:
+                args.append([])
+            if not args[2]:
+                args[2] = args[1]
+                node.args = tuple(args)
+                changed = True
+        elif node.target in (aten.max_pool2d_with_indices_backward.default, aten.avg_pool2d_backward.default):
+            args = list(node.args)
+            if len(args) > 3 and not args[3]:
+                args[3] = args[2]
+                node.args = tuple(args)
+                changed = True
+    if changed:
+        gm.recompile()
+
+
+def strip_none_outputs(gm: tfx.GraphModule) -> tfx.GraphModule:
+    """A copy of ``gm`` without ``None`` outputs (backward graphs return None for inputs that need
+    no gradient; the importer fails on ``!torch.none``). The caller runs the original graph."""
+    stripped = copy.deepcopy(gm)
+    out = stripped.graph.output_node()
+    values = out.args[0]
+    if isinstance(values, (list, tuple)) and any(v is None for v in values):
+        out.args = (tuple(v for v in values if v is not None),)
+        stripped.recompile()
+    return stripped
+
+
+@dataclass(frozen=True)
+class Lowered:
+    ok: bool
+    text: str = ""
+    error: str = ""
+
+
+def lower(gm: tfx.GraphModule) -> Lowered:
+    """Import ``gm`` with torch-mlir and lower it to StableHLO; never raises."""
+    from torch_mlir import fx
+
+    try:
+        module = fx.stateless_fx_import(gm, output_type="stablehlo")
+        return Lowered(True, text=str(module))
+    except Exception as error:  # torch-mlir raises many types; any of them is "did not lower"
+        return Lowered(False, error=_short_error(error))
+
+
+def _short_error(error: BaseException) -> str:
+    text = f"{type(error).__name__}: {error}"
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    keep = [ln for ln in lines if "error:" in ln or "failed" in ln.lower()]
+    return "\n".join((keep or lines)[:6])[:1500]
+
+
+def returned_input_mutations(gm: tfx.GraphModule) -> None:
+    """Turn ``aten.copy_(input, new_value)`` into an extra output ``new_value``, in place.
+
+    With ``keep_inference_input_mutations=True`` (TorchNeuron's setting) AOTAutograd leaves buffer
+    updates, e.g. BatchNorm's running statistics, as ``copy_`` into graph inputs; upstream
+    torch-mlir's importer rejects the in-place op. A returned new value is the functional form the
+    importer takes, and it is what a compiler does with the mutation anyway.
+    """
+    placeholders = {n for n in gm.graph.nodes if n.op == "placeholder"}
+    copies = [
+        n for n in gm.graph.nodes
+        if n.op == "call_function" and n.target is aten.copy_.default and n.args and n.args[0] in placeholders
+    ]
+    if not copies:
+        return
+    out = gm.graph.output_node()
+    values = out.args[0]
+    extra = []
+    for node in copies:
+        source = node.args[1]
+        node.replace_all_uses_with(source)
+        gm.graph.erase_node(node)
+        extra.append(source)
+    values = tuple(values) if isinstance(values, (list, tuple)) else (values,)
+    out.args = (values + tuple(extra),)
+    gm.recompile()
+
+
+def prepare(gm: tfx.GraphModule) -> tfx.GraphModule:
+    """The graph as the importer should see it: None outputs stripped, pool strides spelled out,
+    input mutations returned instead of copied in place. Always a copy: the caller runs ``gm``."""
+    ready = strip_none_outputs(gm)
+    if ready is gm:
+        ready = copy.deepcopy(gm)
+    normalize_pool_strides(ready)
+    returned_input_mutations(ready)
+    return ready
+
+
+def op_name(target: Any) -> str:
+    """``aten.convolution_backward.default`` -> ``aten.convolution_backward``."""
+    if isinstance(target, torch._ops.OpOverload):
+        ns = target.namespace
+        return f"{ns}.{target._schema.name.split('::', 1)[-1]}"
+    return getattr(target, "__name__", str(target))
+
+
+def single_op_module(node: tfx.Node) -> tfx.GraphModule:
+    """A graph holding just ``node``: its tensor arguments become inputs (with their fake values)."""
+    graph = tfx.Graph()
+    env: dict[tfx.Node, tfx.Node] = {}
+
+    def as_input(arg: Any) -> Any:
+        if isinstance(arg, tfx.Node):
+            if arg not in env:
+                placeholder = graph.placeholder(f"in{len(env)}")
+                placeholder.meta["val"] = arg.meta.get("val")
+                env[arg] = placeholder
+            return env[arg]
+        return arg
+
+    args = tfx.node.map_aggregate(node.args, as_input)
+    kwargs = tfx.node.map_aggregate(node.kwargs, as_input)
+    call = graph.call_function(node.target, tuple(args), dict(kwargs))
+    call.meta["val"] = node.meta.get("val")
+    value = node.meta.get("val")
+    if isinstance(value, (list, tuple)):
+        outs = []
+        for i, item in enumerate(value):
+            if isinstance(item, torch.Tensor):
+                getter = graph.call_function(operator.getitem, (call, i))
+                getter.meta["val"] = item
+                outs.append(getter)
+        graph.output(tuple(outs))
+    else:
+        graph.output((call,))
+    return tfx.GraphModule(torch.nn.Module(), graph)
+
+
+def failing_nodes(gm: tfx.GraphModule) -> list[tuple[tfx.Node, str]]:
+    """Every ATen node that does not lower on its own (one check per distinct op and signature)."""
+    failures: list[tuple[tfx.Node, str]] = []
+    seen: dict[str, Lowered] = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        if not all(isinstance(n.meta.get("val"), (torch.Tensor, int, float, bool)) or n.meta.get("val") is None for n in node.all_input_nodes):
+            continue
+        key = f"{node.target}|{_signature(node)}"
+        if key not in seen:
+            try:
+                seen[key] = lower(single_op_module(node))
+            except Exception:  # building the one-op graph failed: cannot judge this node alone
+                seen[key] = Lowered(True)
+        if not seen[key].ok:
+            failures.append((node, seen[key].error))
+    return failures
+
+
+def _signature(node: tfx.Node) -> str:
+    parts = []
+    for arg in node.args:
+        value = arg.meta.get("val") if isinstance(arg, tfx.Node) else arg
+        parts.append(str(tuple(value.shape)) + str(value.dtype) if isinstance(value, torch.Tensor) else repr(value))
+    return ",".join(parts)
+
+
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def node_location(node: tfx.Node) -> tuple[str | None, int | None]:
+    """The innermost user frame (outside torch and porter) of the node's recorded stack trace."""
+    stack = node.meta.get("stack_trace") or ""
+    best: tuple[str | None, int | None] = (None, None)
+    for file, line in _FILE_LINE.findall(stack):
+        if not file.startswith((_TORCH_DIR, _PORTER_DIR)):
+            best = (file, int(line))
+    return best
+
+
+def module_path(node: tfx.Node) -> str | None:
+    """The submodule the node came from (``encoder.layers.0.attn``), from Dynamo's nn_module_stack."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return None
+    path, _type = list(stack.values())[-1]
+    return re.sub(r"^L\['self'\]\.?|^L__self___?", "", str(path)) or "<root>"
+
+
+def describe_error(error: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(error), error)).strip()

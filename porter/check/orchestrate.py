@@ -1,0 +1,202 @@
+"""``run_check``: the runs one ``porter check`` needs, and the report they add up to.
+
+Without ``--against``: one run of the port as written. With it, three more: the port and the
+original in the fp32 semantic setting, and the original as written (the precision pass compares it
+with the first run).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from porter.check import analyze, parity
+from porter.check.report import ERROR, INFO, CheckReport, Finding, Parity
+from porter.check.runner import RunResult, RunSpec, run
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_CRASH = 2
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    script: str
+    args: tuple[str, ...] = ()
+    steps: int = 3
+    target: str = "auto"
+    against: str | None = None
+    timeout: float = 300.0
+    nproc: int = 1
+    dump_dir: str | None = None
+    bisect: bool = False
+    strict: bool = False
+    seed: int = 0
+
+
+def real_device_available() -> bool:
+    """A real torch-neuronx (not porter's stand-in) and a Neuron device node."""
+    spec = importlib.util.find_spec("torch_neuronx")
+    if spec is None or spec.origin is None or "porter" in spec.origin.replace(os.sep, "/").split("/"):
+        return False
+    return os.path.exists("/dev/neuron0")
+
+
+def resolve_target(target: str) -> str:
+    if target == "auto":
+        return "device" if real_device_available() else "emulated"
+    return target
+
+
+def _spec(options: CheckOptions, script: str, role: str, target: str, semantic: bool, dump: bool) -> RunSpec:
+    return RunSpec(
+        script=script,
+        args=options.args,
+        role=role,
+        target=target,
+        steps=options.steps,
+        seed=options.seed,
+        semantic=semantic,
+        timeout=options.timeout,
+        nproc=options.nproc,
+        dump_dir=options.dump_dir if dump else None,
+        bisect=options.bisect,
+    )
+
+
+# Runs of one check that may overlap (each is a subprocess; two keep two cores busy).
+PARALLEL_RUNS = 2
+
+
+def run_check(options: CheckOptions) -> CheckReport:
+    started = time.perf_counter()
+    target = resolve_target(options.target)
+    specs = [_spec(options, options.script, "port", target, semantic=False, dump=True)]
+    if options.against:
+        specs += [
+            _spec(options, options.against, "original", "emulated", semantic=False, dump=False),
+            _spec(options, options.script, "port", target, semantic=True, dump=False),
+            _spec(options, options.against, "original", "emulated", semantic=True, dump=False),
+        ]
+    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
+        results = list(pool.map(run, specs))
+    report_parity = _parity(options, results[0], *results[1:]) if options.against else None
+    return build_report(options, target, results[0], report_parity, time.perf_counter() - started)
+
+
+def _parity(
+    options: CheckOptions, main: RunResult, original_written: RunResult, port_semantic: RunResult, original_semantic: RunResult
+) -> Parity:
+    assert options.against is not None
+    notes = (
+        "semantic pass: autocast disabled and dropout disabled in both runs (fp32; dropout masks differ "
+        "between compiled and eager graphs), same seeds (random, numpy, torch seeded by the harness)",
+        "precision pass: the port as written (bf16 on neuron) against the original as written (its own AMP)",
+        "the original runs with CUDA emulated on the CPU, eagerly (its torch.compile is skipped: it is the baseline)",
+        "loss = the tensor .backward() is called on; under GradScaler the tensor given to scaler.scale()",
+    )
+    reason = _cannot_run(original_written)
+    if reason:
+        return Parity(original=options.against, no_verdict_reason=reason, notes=notes)
+    compiled = bool((port_semantic.record or {}).get("graphs"))
+    rtol, rname = (
+        (parity.SEMANTIC_RTOL_COMPILED, "SEMANTIC_RTOL_COMPILED")
+        if compiled
+        else (parity.SEMANTIC_RTOL_EAGER, "SEMANTIC_RTOL_EAGER")
+    )
+    semantic_note = "" if not _crashed(port_semantic) else "the port crashed in the fp32 run"
+    passes = (
+        parity.compare(
+            "semantic (fp32, dropout off)", rname, rtol,
+            analyze.losses_by_step(port_semantic.record), analyze.losses_by_step(original_semantic.record), semantic_note,
+        ),
+        parity.compare(
+            "precision (as written)", "PRECISION_RTOL", parity.PRECISION_RTOL,
+            analyze.losses_by_step(main.record), analyze.losses_by_step(original_written.record),
+        ),
+    )
+    return Parity(original=options.against, passes=passes, notes=notes)
+
+
+def _crashed(result: RunResult) -> bool:
+    return result.timed_out or result.record is None or result.record.get("status") == "crashed"
+
+
+def _cannot_run(result: RunResult) -> str | None:
+    if result.timed_out:
+        return "the original timed out here: no verdict"
+    if result.record is None:
+        return "the original's run produced no result: no verdict"
+    if result.record.get("status") == "crashed":
+        error = result.record.get("error") or {}
+        why = parity.cannot_run_reason(error.get("type"), error.get("message"))
+        return (why or f"the original crashed here ({error.get('type')}: {str(error.get('message'))[:200]})") + ": no verdict"
+    return None
+
+
+def build_report(options: CheckOptions, target: str, main: RunResult, report_parity: Parity | None, wall_s: float) -> CheckReport:
+    record = main.record or {}
+    crash = analyze.crash_of(main, options.script)
+    findings = analyze.findings_of(record, options.script, "port") if main.record else []
+    steps_run = int(record.get("steps", 0))
+    notes = list(record.get("notes", []))
+    if main.record and not record.get("compile_calls"):
+        notes.append("no torch.compile in the script: eager mode; the emulated front end verified no graph")
+    if record.get("status") == "completed" and steps_run < options.steps:
+        notes.append(f"the script finished after {steps_run} optimizer step(s), before --steps {options.steps}")
+    if options.nproc > 1:
+        statuses = [r.get("status") if r else "no result" for r in main.ranks]
+        notes.append(f"{options.nproc} processes (gloo): rank statuses {statuses}; findings are rank 0's")
+    if report_parity is not None:
+        for p in report_parity.passes:
+            if p.verdict == "mismatch":
+                findings.append(
+                    Finding(
+                        kind="parity",
+                        severity=ERROR,
+                        message=f"{p.name}: losses differ from the original by up to {p.max_rel_delta:.3g} relative "
+                        f"(tolerance {p.tolerance_name} = {p.rtol:g})",
+                    )
+                )
+        if report_parity.no_verdict_reason:
+            findings.append(Finding(kind="parity", severity=INFO, message=report_parity.no_verdict_reason))
+    provisional = CheckReport(
+        script=options.script, target=target, target_description="", steps_requested=options.steps,
+        steps_run=steps_run, exit_code=0, verdict="", findings=tuple(findings),
+    )
+    if crash is not None:
+        exit_code, verdict = EXIT_CRASH, "crashed" if crash.kind != "timeout" else "timed out"
+    elif provisional.failing(options.strict):
+        exit_code, verdict = EXIT_FINDINGS, "findings fail the check"
+    else:
+        exit_code = EXIT_OK
+        verdict = "compiled" + (" and matched" if report_parity and report_parity.passes else "")
+        if not record.get("graphs"):
+            verdict = "ran on the emulated device (nothing compiled)" if target == "emulated" else "ran"
+    return CheckReport(
+        script=options.script,
+        target=target,
+        target_description=analyze.target_description(target),
+        steps_requested=options.steps,
+        steps_run=steps_run,
+        exit_code=exit_code,
+        verdict=verdict,
+        stages=analyze.stages_of(main.record, target),
+        findings=tuple(findings),
+        graphs=analyze.graphs_of(record),
+        shapes=analyze.shapes_of(record),
+        padding=analyze.padding_of(record),
+        placements=analyze.placements_of(record),
+        syncs_per_step=analyze.syncs_per_step(record, steps_run),
+        losses=analyze.losses_by_step(main.record),
+        parity=report_parity,
+        crash=crash,
+        fallback_ops=tuple(record["fallback_ops"]) if record.get("fallback_ops") is not None else None,
+        dynamo_metrics=tuple(record["dynamo_metrics"]) if record.get("dynamo_metrics") is not None else None,
+        notes=tuple(notes),
+        device_env=dict(analyze.DEVICE_ENV) if target == "device" else {},
+        wall_s=wall_s,
+    )

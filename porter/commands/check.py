@@ -1,0 +1,100 @@
+"""``porter check``: run a ported script through (an approximation of) TorchNeuron's front end."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+HELP = """Run SCRIPT for a few optimizer steps on the `neuron` device and prove the port compiles
+(and, with --against, trains the same as the original).
+
+\b
+Targets:
+  emulated  CPU-only: `neuron` is emulated on the CPU; torch.compile(backend="neuron") runs
+            Dynamo -> AOTAutograd -> upstream torch-mlir StableHLO lowering, then executes on the
+            CPU. This is an upstream torch-mlir approximation of TorchNeuron's front end:
+            neuronx-cc, NEFF generation and the Neuron runtime do not run.
+  device    On Trn2/Trn3 with torch-neuronx: the real backend, plus get_fallback_ops() and
+            get_dynamo_metrics() in the report.
+  auto      device when a real torch-neuronx and /dev/neuron0 exist, else emulated.
+
+\b
+Pass arguments to the script after `--`:  porter check train.py --steps 5 -- --lr 0.1
+
+\b
+Exit codes:
+  0  compiled (and, with --against, matched); "not verified" graphs (known upstream
+     torch-mlir gaps) are listed but do not fail unless --strict
+  1  findings fail the check: lowering failures outside the known-gap table, symbolic shapes,
+     graph breaks under fullgraph=True, recompiles after warm-up, per-step host syncs,
+     CPU/neuron mixing, CUDA left in the port, no tensor on the neuron device, parity mismatch
+  2  the script crashed (traceback shown, mapped to its line) or timed out; bad usage
+"""
+
+
+@click.command("check", help=HELP, context_settings={"ignore_unknown_options": False})
+@click.argument("script", type=click.Path(exists=True, dir_okay=False))
+@click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
+@click.option("--steps", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Stop the script after N optimizer steps (step 0 is warm-up).")
+@click.option("--target", type=click.Choice(["emulated", "device", "auto"]), default="auto", show_default=True,
+              help="Where to run: emulated neuron device on CPU, a real Neuron device, or pick automatically.")
+@click.option("--against", "against", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="ORIGINAL.py: run the unported script with CUDA emulated on the CPU and compare losses "
+                   "(fp32 semantic pass, then a precision pass as written).")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300.0, show_default=True,
+              help="Seconds each run may take before it is killed (exit 2).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the full report as JSON to FILE ('-' for stdout).")
+@click.option("--nproc", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Run N processes of a distributed script (RANK/WORLD_SIZE set; the emulated target uses gloo).")
+@click.option("--dump", "dump_dir", type=click.Path(file_okay=False), default=None,
+              help="Write every graph (Dynamo FX, AOT forward/backward FX, StableHLO or the lowering error) to DIR.")
+@click.option("--bisect", is_flag=True, default=False,
+              help="When a graph fails to lower, name the submodule and source line of each failing op.")
+@click.option("--strict", is_flag=True, default=False,
+              help="Also fail on warnings (graph breaks without fullgraph, float64) and on graphs not verified.")
+def command(
+    script: str,
+    script_args: tuple[str, ...],
+    steps: int,
+    target: str,
+    against: str | None,
+    timeout: float,
+    json_path: str | None,
+    nproc: int,
+    dump_dir: str | None,
+    bisect: bool,
+    strict: bool,
+) -> int:
+    from porter.check.orchestrate import CheckOptions, run_check
+    from porter.check.render import render
+
+    options = CheckOptions(
+        script=os.path.abspath(script),
+        args=tuple(script_args),
+        steps=steps,
+        target=target,
+        against=os.path.abspath(against) if against else None,
+        timeout=timeout,
+        nproc=nproc,
+        dump_dir=os.path.abspath(dump_dir) if dump_dir else None,
+        bisect=bisect,
+        strict=strict,
+    )
+    if target == "device":
+        from porter.check.orchestrate import real_device_available
+
+        if not real_device_available():
+            click.echo("note: --target device without a real torch-neuronx and /dev/neuron0; running anyway", err=True)
+    report = run_check(options)
+    if json_path == "-":
+        click.echo(json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        render(report)
+        if json_path:
+            with open(json_path, "w", encoding="utf-8") as handle:
+                json.dump(report.to_dict(), handle, indent=2, default=str)
+    return report.exit_code

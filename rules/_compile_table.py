@@ -1,0 +1,74 @@
+"""Data behind the torch.compile rules (NRN401-NRN411); no rule lives here.
+
+Facts §1.6: TorchNeuron reads only a few ``options`` keys (``model_name``, ``fallback_execution``,
+``dynamic``) and ignores ``mode``; TorchNeuron does not use TorchInductor (facts §5), so Inductor,
+Triton and CUDA-graph settings have no effect on Neuron.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Every keyword ``torch.compile`` (and so ``nn.Module.compile``) accepts in torch 2.13.
+COMPILE_KEYWORDS: frozenset[str] = frozenset(
+    {
+        "fullgraph",
+        "dynamic",
+        "backend",
+        "mode",
+        "options",
+        "name",
+        "disable",
+        "recompile_limit",
+        "isolate_recompiles",
+        "shapes_spec",
+    }
+)
+
+# Backends that only make sense on CUDA (or are Inductor itself): they become ``"neuron"``.
+CUDA_BACKENDS: frozenset[str] = frozenset(
+    {"inductor", "cudagraphs", "nvprims_nvfuser", "aot_ts_nvfuser", "tensorrt", "torch_tensorrt", "openxla", "tvm", "onnxrt"}
+)
+
+# Debugging backends that run anywhere: a port keeps them (the user chose not to compile for speed).
+DEBUG_BACKENDS: frozenset[str] = frozenset({"eager", "aot_eager", "aot_eager_decomp_partition"})
+
+# ``options`` keys TorchNeuron reads (kept); facts §1.6.
+NEURON_OPTION_KEYS: frozenset[str] = frozenset({"model_name", "fallback_execution", "dynamic"})
+
+# Inductor option keys with no meaning off Inductor (dropped). Prefixes and patterns below too.
+INDUCTOR_OPTION_KEYS: frozenset[str] = frozenset(
+    {
+        "max_autotune",
+        "max_autotune_gemm",
+        "max_autotune_pointwise",
+        "max_autotune_gemm_backends",
+        "epilogue_fusion",
+        "coordinate_descent_tuning",
+        "shape_padding",
+        "freezing",
+        "layout_optimization",
+        "aggressive_fusion",
+        "benchmark_kernel",
+        "benchmark_fusion",
+        "use_mixed_mm",
+        "force_fuse_int_mm_with_mul",
+        "split_reductions",
+        "conv_1x1_as_mm",
+        "fallback_random",
+        "reorder_for_compute_comm_overlap",
+        "compile_threads",
+    }
+)
+_INDUCTOR_KEY = re.compile(r"^(triton|cuda|cpp|trace|aot_inductor)\.|cudagraph|autotune")
+
+
+def cuda_only_option(key: str) -> bool:
+    """Whether an ``options`` key is an Inductor/Triton/CUDA-graph setting (dropped on Neuron)."""
+    if key in NEURON_OPTION_KEYS:
+        return False
+    return key in INDUCTOR_OPTION_KEYS or bool(_INDUCTOR_KEY.search(key))
+
+
+# Names that say "this is the script's own compile switch": compile, use_compile, args.compile ...
+COMPILE_SWITCH = re.compile(r"(?i)^(use_|do_|enable_|torch_?)?compile(_model)?$")

@@ -1,0 +1,244 @@
+"""NRN401-NRN403: existing ``torch.compile`` calls, decorators and ``model.compile`` → the neuron backend."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+
+from porter.changes import ImportSpec, Safety
+from porter.rule import Rule
+from porter.rules._compile_table import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
+from porter.rules._helpers import drop_keyword, keyword, make_arg, set_keyword_keep_layout, string_value, with_args
+
+_COMPILE = "torch.compile"
+_INDUCTOR_CONFIG = "torch._inductor.config"
+
+
+class CompileBackend(Rule):
+    """Port existing ``torch.compile`` uses to TorchNeuron's ``neuron`` backend.
+
+    What it does:
+        On every ``torch.compile(...)`` call, ``@torch.compile`` / ``@torch.compile(...)``
+        decorator and ``model.compile(...)`` call: sets ``backend="neuron"`` (replacing Inductor
+        and other CUDA backends; an absent backend is added), sets ``dynamic=False``, drops
+        ``mode=``, and drops Inductor/Triton/CUDA-graph keys from a literal ``options`` dict (the
+        dict goes if it ends up empty). ``fullgraph=`` and every other argument are kept. NRN402
+        removes ``torch._inductor.config.X = ...`` assignments (any import spelling). With
+        ``--style accelerator`` no backend is written and a CUDA backend (``"inductor"``) is
+        dropped, so the code stays device-generic.
+
+    Why:
+        TorchNeuron compiles through Dynamo → AOTAutograd → StableHLO → neuronx-cc, not through
+        Inductor (facts §5). The docs say to pass ``backend="neuron"`` and remove CUDA-specific
+        parameters such as ``mode="max-autotune-no-cudagraphs"`` (facts §1.1, §1.6): ``mode`` only logs
+        a warning, ``dynamic=True`` is rejected, and left unset Dynamo turns sizes symbolic after the
+        second shape it sees (facts §3). Inductor config and options keys have no effect on Neuron.
+        Accelerator style: the reference says the backend is "auto-selected when running on a Neuron
+        device" (facts §1.6, docs only — not seen in the source snapshot: unverified), so device-generic
+        code leaves it unset.
+
+    Before:
+        torch._inductor.config.coordinate_descent_tuning = True
+        model = torch.compile(model, mode="max-autotune", options={"triton.cudagraphs": True})
+        @torch.compile
+        def step(x): ...
+
+    After:
+        model = torch.compile(model, backend="neuron", dynamic=False)
+        @torch.compile(backend="neuron", dynamic=False)
+        def step(x): ...
+
+    Safety:
+        Safe: ``mode`` and Inductor settings are ignored by TorchNeuron, and ``dynamic=False`` is the
+        only value it accepts. Debug backends (``"eager"``, ``"aot_eager"``) are left as chosen.
+        A backend or ``options`` that is not a literal (``backend=args.backend``) is kept with an
+        NRN403 review marker. ``model.compile(...)`` has no qualified name: any ``X.compile(...)``
+        whose receiver is not an imported module (so not ``re.compile``) and whose arguments are
+        all ``torch.compile`` keywords (so not Keras' ``model.compile(optimizer=..., loss=...)``) is
+        taken as ``nn.Module.compile``; a user class with its own such ``compile`` method would be
+        rewritten too (known miss). ``torch._dynamo.optimize(...)`` (legacy) is not ported.
+    """
+
+    code: ClassVar[str] = "NRN401"
+    name: ClassVar[str] = "compile-backend"
+    summary: ClassVar[str] = 'torch.compile / model.compile -> backend="neuron", dynamic=False; drop mode and Inductor options'
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = ("compile", "_inductor")
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN402": "torch._inductor.config assignment removed (TorchNeuron does not use Inductor)",
+        "NRN403": "torch.compile backend/options not a literal: review marker",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 60
+
+    # ----------------------------------------------------------------- torch.compile
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        expr = node.decorator
+        if isinstance(expr, (cst.Name, cst.Attribute)) and self.matches(expr, _COMPILE):
+            neuron = self.options.style != "accelerator"
+
+            def transform(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.BaseExpression)
+                args = [make_arg("backend", cst.SimpleString('"neuron"'))] if neuron else []
+                args.append(make_arg("dynamic", cst.Name("False")))
+                return with_args(cst.Call(func=updated), args)
+
+            self.replace(expr, transform, self._message(["backend", "dynamic"] if neuron else ["dynamic"]))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.matches(node.func, _COMPILE) or self._module_compile(node):
+            self._port_call(node)
+
+    def _module_compile(self, call: cst.Call) -> bool:
+        """``X.compile(...)`` that looks like ``nn.Module.compile`` (see Safety)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value != "compile":
+            return False
+        if any(arg.keyword is None or arg.keyword.value not in COMPILE_KEYWORDS for arg in call.args):
+            return False
+        return not self._imported(func.value)
+
+    def _imported(self, node: cst.BaseExpression) -> bool:
+        root: cst.BaseExpression = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        names = self.get_metadata(QualifiedNameProvider, root, set())
+        return any(name.source is QualifiedNameSource.IMPORT for name in names)
+
+    def _port_call(self, call: cst.Call) -> None:
+        if any(arg.star for arg in call.args):
+            self.mark(call, "torch.compile with **kwargs: set backend='neuron', dynamic=False by hand", code="NRN403")
+            return
+        backend = keyword(call, "backend")
+        if backend is not None and string_value(backend.value) is None:
+            self.mark(call, "torch.compile backend is not a literal: use backend='neuron' on Trainium", code="NRN403")
+        options = keyword(call, "options")
+        if options is not None and not isinstance(options.value, cst.Dict):
+            self.mark(call, "torch.compile options not a literal: drop Inductor/Triton/CUDA-graph keys", code="NRN403")
+        if backend is not None and string_value(backend.value) in DEBUG_BACKENDS:
+            return
+        port = self._porter()
+        ported = port(call)
+        if ported.deep_equals(call):
+            return
+        changed = [name for name in ("backend", "dynamic", "mode", "options") if _differs(call, ported, name)]
+        self.replace(call, lambda n: port(n) if isinstance(n, cst.Call) else n, self._message(changed))
+
+    def _porter(self) -> Callable[[cst.Call], cst.Call]:
+        neuron = self.options.style != "accelerator"
+
+        def port(call: cst.Call) -> cst.Call:
+            backend = keyword(call, "backend")
+            value = string_value(backend.value) if backend is not None else None
+            if neuron and (backend is None or value in CUDA_BACKENDS):
+                call = set_keyword_keep_layout(call, "backend", cst.SimpleString('"neuron"'))
+            elif not neuron and value in CUDA_BACKENDS:
+                call = drop_keyword(call, "backend")
+            dynamic = keyword(call, "dynamic")
+            if dynamic is None or not (isinstance(dynamic.value, cst.Name) and dynamic.value.value == "False"):
+                call = set_keyword_keep_layout(call, "dynamic", cst.Name("False"))
+            call = drop_keyword(call, "mode")
+            return _drop_cuda_options(call)
+
+        return port
+
+    def _message(self, changed: list[str]) -> str:
+        parts = {
+            "backend": 'backend="neuron"'
+            if self.options.style != "accelerator"
+            else "CUDA backend dropped (auto-selected on a Neuron device)",
+            "dynamic": "dynamic=False",
+            "mode": "mode dropped (ignored by TorchNeuron)",
+            "options": "Inductor/CUDA-graph options dropped",
+        }
+        return "torch.compile: " + ", ".join(parts[name] for name in changed)
+
+    # ----------------------------------------------------------------- torch._inductor.config
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if any(self._inductor_target(target.target) for target in node.targets):
+            self._remove_config(node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if self._inductor_target(node.target):
+            self._remove_config(node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self._inductor_target(node.target):
+            self._remove_config(node)
+
+    def _inductor_target(self, target: cst.BaseExpression) -> bool:
+        if not isinstance(target, cst.Attribute):
+            return False
+        return self.matches_prefix(target, _INDUCTOR_CONFIG + ".") is not None
+
+    def _remove_config(self, small: cst.BaseSmallStatement) -> None:
+        line = self.parent(small)
+        message = "torch._inductor.config setting removed (TorchNeuron does not use Inductor)"
+        if not isinstance(line, cst.SimpleStatementLine):
+            return
+        if len(line.body) > 1:
+            self.replace(small, lambda _n: cst.RemoveFromParent(), message, code="NRN402")
+        elif self._only_removal_in_block(line):
+            self.replace(line, lambda n: n.with_changes(body=[cst.Pass()]), message, code="NRN402")
+        else:
+            self.remove_statement(line, message, code="NRN402")
+        self._drop_config_imports()
+
+    def _only_removal_in_block(self, line: cst.SimpleStatementLine) -> bool:
+        """Whether removing ``line`` (and the other config lines beside it) would empty its block."""
+        block = self.parent(line)
+        body = getattr(block, "body", None)
+        if not isinstance(block, cst.IndentedBlock) or not isinstance(body, (list, tuple)):
+            return False
+        removable = [s for s in body if isinstance(s, cst.SimpleStatementLine) and self._all_config(s)]
+        return len(removable) == len(body) and removable[0] is line
+
+    def _all_config(self, line: cst.SimpleStatementLine) -> bool:
+        def config(small: cst.BaseSmallStatement) -> bool:
+            if isinstance(small, cst.Assign):
+                return any(self._inductor_target(t.target) for t in small.targets)
+            if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+                return self._inductor_target(small.target)
+            return False
+
+        return all(config(small) for small in line.body)
+
+    def _drop_config_imports(self) -> None:
+        self.drop_import_if_unused(ImportSpec("torch._inductor", "config"), code="NRN402")
+        self.drop_import_if_unused(ImportSpec("torch._inductor", "config", "inductor_config"), code="NRN402")
+        self.drop_import_if_unused(ImportSpec("torch._inductor.config"), code="NRN402")
+        self.drop_import_if_unused(ImportSpec("torch._inductor.config", None, "inductor_config"), code="NRN402")
+
+
+def _differs(old: cst.Call, new: cst.Call, name: str) -> bool:
+    before, after = keyword(old, name), keyword(new, name)
+    if before is None or after is None:
+        return (before is None) != (after is None)
+    return not before.value.deep_equals(after.value)
+
+
+def _drop_cuda_options(call: cst.Call) -> cst.Call:
+    options = keyword(call, "options")
+    if options is None or not isinstance(options.value, cst.Dict):
+        return call
+    elements = list(options.value.elements)
+    kept = [
+        element
+        for element in elements
+        if not (isinstance(element, cst.DictElement) and _cuda_key(element.key))
+    ]
+    if len(kept) == len(elements):
+        return call
+    if not kept:
+        return drop_keyword(call, "options")
+    if isinstance(kept[-1].comma, cst.Comma) and not isinstance(elements[-1].comma, cst.Comma):
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return set_keyword_keep_layout(call, "options", options.value.with_changes(elements=kept))
+
+
+def _cuda_key(key: cst.BaseExpression) -> bool:
+    value = string_value(key)
+    return value is not None and cuda_only_option(value)

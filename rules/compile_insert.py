@@ -1,0 +1,572 @@
+"""NRN411: scripts that never compile get ``model.compile(backend="neuron", dynamic=False)`` once."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._compile_table import COMPILE_KEYWORDS, COMPILE_SWITCH
+from porter.rules._helpers import dotted, keyword, method_name, positional, string_value
+
+# Optimizer constructors: torch.optim classes, and the CUDA-only ones other rules port.
+_TORCH_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+\.)?[A-Z]\w*$")
+_OTHER_OPTIMIZER = re.compile(r"^(apex\.optimizers|bitsandbytes\.optim|torch_xla\.amp\.syncfree|timm\.optim|transformers)\.")
+_OPTIMIZER_NAME = re.compile(r"(Adam|SGD|LAMB|Lamb|Lion|Adafactor|RMSprop|Adagrad|Adadelta|Muon|Sophia|Shampoo|Optimizer)\w*$")
+# Factories that take the model itself: timm's create_optimizer_v2(model, ...) and legacy
+# create_optimizer(args, model); nanoGPT's model.configure_optimizers().
+_FACTORY = re.compile(r"(^|\.)create_optimizer_v2$")
+_LEGACY_FACTORY = re.compile(r"(^|\.)create_optimizer$")
+_WRAPPERS = frozenset(
+    {
+        "torch.nn.parallel.DistributedDataParallel",
+        "torch.nn.parallel.distributed.DistributedDataParallel",
+        "torch.nn.DataParallel",
+        "torch.nn.parallel.DataParallel",
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+    }
+)
+_SHARDERS = frozenset({"torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard"})
+_PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half", "bfloat16", "requires_grad_"})
+
+# torch.nn layers whose forward has no graph break (fullgraph=True is safe for a stack of them).
+_PLAIN_LAYERS = frozenset(
+    {
+        "Sequential", "Linear", "Bilinear", "Identity", "Flatten", "Unflatten", "Dropout", "Dropout1d", "Dropout2d",
+        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d",
+        "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d",
+        "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh",
+        "Sigmoid", "LeakyReLU", "ELU", "Softmax", "LogSoftmax",
+    }
+)
+_HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
+
+# Compile hazards in a forward (facts §3, §4): host reads, data-dependent shapes, printing.
+_HAZARD_METHODS = frozenset({"item", "tolist", "numpy", "nonzero", "unique", "masked_select", "argwhere"})
+_HAZARD_FUNCTIONS = frozenset(
+    {"torch.nonzero", "torch.unique", "torch.masked_select", "torch.argwhere", "torch.unique_consecutive"}
+)
+_VALUE_METHODS = frozenset(
+    {"any", "all", "sum", "max", "min", "mean", "norm", "isnan", "isinf", "isfinite", "equal", "allclose", "item", "eq", "ne"}
+)
+_STATIC_TORCH = frozenset(
+    {
+        "torch.is_tensor",
+        "torch.is_grad_enabled",
+        "torch.is_autocast_enabled",
+        "torch.is_floating_point",
+        "torch.jit.is_scripting",
+        "torch.jit.is_tracing",
+        "torch.compiler.is_compiling",
+        "torch._dynamo.is_compiling",
+    }
+)
+_LOGGING = re.compile(r"^(print|logging\.\w+|logger\.\w+|log\.\w+|warnings\.warn)$")
+
+
+Qualify = Callable[[cst.CSTNode], set[str]]
+
+
+@dataclass(frozen=True)
+class _Site:
+    """Where to insert: after (or before) ``anchor`` in its block, compiling ``name``."""
+
+    name: str
+    anchor: cst.BaseStatement
+    before: bool
+    builder: cst.BaseExpression | None
+
+
+class CompileInsert(Rule):
+    """Insert ``model.compile(backend="neuron", dynamic=False)`` into scripts that never compile.
+
+    What it does:
+        In a file with no ``torch.compile``/``X.compile(...)`` and no compile switch of its own, finds
+        the model: the variable whose ``.parameters()``/``.named_parameters()`` feeds an optimizer
+        constructor (directly, through a params variable or a ``for ... in model.named_parameters()``
+        loop in the same block), or the argument of ``create_optimizer[_v2](model, ...)`` /
+        receiver of ``model.configure_optimizers(...)``, or the argument of a function of the file that
+        builds an optimizer from its parameter's ``.parameters()``. Aliases (``model_without_ddp =
+        model``, ``model.module``) and ``DistributedDataParallel``/``DataParallel``/FSDP wraps or
+        ``fully_shard`` calls (also inside ``if`` branches) are followed back to the variable the model
+        was built into. It then inserts
+        ``model.compile(backend="neuron", dynamic=False)`` once, right after the last statement before
+        the optimizer (and before any wrap) that assigns the model, calls a method on it (other than
+        reads such as ``.parameters()``) or passes it to a function (other than ``print``/``len``) —
+        i.e. after it is built, its weights loaded and it is placed on its device. ``fullgraph=True`` is added only when the
+        model's class is defined in the file and its ``forward`` (with the methods, helper functions
+        and submodule classes of the file it uses) shows none of the compile hazards: ``.item()``,
+        ``.tolist()``, ``.numpy()``, ``nonzero``/``unique``/``masked_select``, boolean-mask indexing,
+        ``if``/``while``/``assert`` tests that read tensor values (``.any()``, ``.sum()``, ``torch.*``
+        calls), ``print``/logging — or when the model is built from plain ``torch.nn`` layers only
+        (``nn.Sequential(nn.Linear(...), nn.ReLU())``). With ``--style accelerator`` the backend is left
+        to auto-selection.
+
+    Why:
+        On Trainium eager mode runs op by op; whole-graph compilation through ``backend="neuron"`` is
+        what makes training fast (facts §5). The in-place ``nn.Module.compile`` keeps ``state_dict()``
+        keys; ``model = torch.compile(model)`` returns a wrapper whose keys gain an ``_orig_mod.``
+        prefix and breaks loading existing checkpoints. Compiling before the DDP wrap is the order
+        nanoGPT uses. ``dynamic=False`` because TorchNeuron rejects dynamic shapes (facts §1.6, §3);
+        ``fullgraph=True`` is recommended but raises on any graph break, hence only with a clean forward.
+
+    Before:
+        model = Net().to(device)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    After:
+        model = Net().to(device)
+        model.compile(backend="neuron", dynamic=False, fullgraph=True)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    Safety:
+        Review: compilation adds start-up time, and graph breaks or recompiles show up only when the
+        script runs (``porter check`` reports them). ``backend="neuron"`` needs torch-neuronx, also on
+        a CPU fallback branch the script may keep (as the rest of the port does); ``--style
+        accelerator`` leaves the backend unset. Never inserted when ``--no-compile-insertion`` is
+        given, in Hugging Face ``Trainer``/``TrainingArguments`` scripts (the HF rules set
+        ``torch_compile`` there), or when the script has a compile switch (``compile = False``,
+        ``args.compile``, ``--compile``): that path is ported by NRN401 instead. Known misses: a model
+        whose optimizer is built in another function or file than the model (no insertion), a model
+        that reaches the optimizer through a container or another object's attribute (``self.model``
+        is followed), and hazards hidden in code of other files (``fullgraph=True`` is then left out,
+        never guessed). The hazard scan is syntactic: a hazard it does not list (a data-dependent
+        Python ``for`` over a tensor, a call into an unknown library) makes ``fullgraph=True`` raise at
+        the first step, which ``porter check`` reports as a graph break.
+    """
+
+    code: ClassVar[str] = "NRN411"
+    name: ClassVar[str] = "compile-insert"
+    summary: ClassVar[str] = 'scripts with no compile: insert model.compile(backend="neuron", dynamic=False) after the model is placed'
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers")
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 65
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not self.options.insert_compile or self._excluded(node):
+            return
+        done: set[tuple[int, str]] = set()
+        for call in m.findall(node, m.Call()):
+            assert isinstance(call, cst.Call)
+            name = self._model_of_optimizer(call)
+            if name is None:
+                continue
+            site = self._site(call, name)
+            if site is None or (id(self.parent(site.anchor)), site.name) in done:
+                continue
+            done.add((id(self.parent(site.anchor)), site.name))
+            self._insert(node, site)
+
+    # ----------------------------------------------------------------- when not to insert
+    def _excluded(self, module: cst.Module) -> bool:
+        return self._hf_trainer(module) or self._compiles(module) or self._has_switch(module)
+
+    def _hf_trainer(self, module: cst.Module) -> bool:
+        """A Hugging Face ``Trainer``/``TrainingArguments`` (or TRL trainer/config) is built here."""
+        for node in m.findall(module, m.Call() | m.ClassDef()):
+            if isinstance(node, cst.ClassDef):  # class MyTrainer(Trainer): a subclass counts too
+                targets = [base.value for base in node.bases]
+            else:
+                assert isinstance(node, cst.Call)
+                targets = [node.func]
+            if any(self._hf_name(target) for target in targets):
+                return True
+        return False
+
+    def _hf_name(self, target: cst.BaseExpression) -> bool:
+        spelled = (dotted(target) or "").split(".")[-1]
+        qualified = self.qualified(target)
+        if spelled in {"Trainer", "TrainingArguments"} and not qualified:
+            return True  # not resolvable (star import): trust the spelling
+        for name in qualified:
+            short = name.rsplit(".", 1)[-1]
+            if not name.startswith(_HF_PACKAGES) or not short.endswith(("Trainer", "TrainingArguments", "Config")):
+                continue
+            if name.startswith("transformers.") and short.endswith("Config"):
+                continue  # BertConfig & co. are model configs
+            return True
+        return False
+
+    def _compiles(self, module: cst.Module) -> bool:
+        for node in m.findall(module, m.Call() | m.Decorator()):
+            target = node.decorator if isinstance(node, cst.Decorator) else node.func  # type: ignore[union-attr]
+            if self.matches(target, "torch.compile"):
+                return True
+            if isinstance(node, cst.Call) and method_name(node) == "compile" and not self._imported(node.func):
+                if all(arg.keyword is not None and arg.keyword.value in COMPILE_KEYWORDS for arg in node.args):
+                    return True
+        return False
+
+    def _has_switch(self, module: cst.Module) -> bool:
+        for node in m.findall(module, m.Assign() | m.AnnAssign() | m.Call()):
+            if isinstance(node, cst.Call):
+                if method_name(node) == "add_argument" and any(
+                    COMPILE_SWITCH.match((string_value(a.value) or "").lstrip("-").replace("-", "_"))
+                    for a in node.args
+                    if a.keyword is None
+                ):
+                    return True
+                if any(a.keyword is not None and COMPILE_SWITCH.match(a.keyword.value) for a in node.args):
+                    if method_name(node) != "compile" and not self.matches(node.func, "torch.compile"):
+                        return True
+                continue
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                text = dotted(target)
+                if text is not None and COMPILE_SWITCH.match(text.split(".")[-1]):
+                    return True
+        return False
+
+    def _imported(self, func: cst.BaseExpression) -> bool:
+        root = func.value if isinstance(func, cst.Attribute) else func
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        names = self.get_metadata(QualifiedNameProvider, root, set())
+        return any(name.source is QualifiedNameSource.IMPORT for name in names)
+
+    # ----------------------------------------------------------------- finding the model
+    def _model_of_optimizer(self, call: cst.Call) -> str | None:
+        func_name = dotted(call.func) or ""
+        if method_name(call) == "configure_optimizers" and isinstance(call.func, cst.Attribute):
+            return _root_name(call.func.value)
+        qualified = self.qualified(call.func)
+        for pattern, index, name in ((_FACTORY, 0, "model_or_params"), (_LEGACY_FACTORY, 1, "model")):
+            if any(pattern.search(q) for q in qualified) or pattern.search(func_name):
+                arg = positional(call, index) or keyword(call, name)
+                return _root_name(arg.value) if arg else None
+        local = self._local_optimizer_function(call)
+        if local is not None:
+            return local
+        if not self._is_optimizer(call):
+            return None
+        found = _parameters_owner(call)
+        if found is not None:
+            return found
+        return self._through_variables(call)
+
+    def _is_optimizer(self, call: cst.Call) -> bool:
+        """An optimizer constructor: torch.optim, apex/bnb/torch_xla/timm, or a name like ``Lion``."""
+        qualified = self.qualified(call.func)
+        if any(_TORCH_OPTIMIZER.match(q) and ".lr_scheduler." not in q for q in qualified):
+            return True
+        if any(_OTHER_OPTIMIZER.match(q) for q in qualified):
+            return True
+        func_name = dotted(call.func) or ""
+        return bool(func_name) and bool(_OPTIMIZER_NAME.search(func_name.split(".")[-1]))
+
+    def _local_optimizer_function(self, call: cst.Call) -> str | None:
+        """``configure_optimizers(model, ...)`` where the file defines the function and it builds an
+        optimizer from ``<param>.parameters()``: the argument given for that parameter."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        function = next(
+            (s for s in self.context.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call.func.value),
+            None,
+        )
+        if function is None:
+            return None
+        if not any(self._is_optimizer(c) for c in m.findall(function.body, m.Call())):  # type: ignore[arg-type]
+            return None  # e.g. count_params(model): reads parameters, builds no optimizer
+        params = [p.name.value for p in function.params.params]
+        owner = _parameters_owner(function.body)
+        if owner is None or owner not in params:
+            return None
+        arg = positional(call, params.index(owner)) or keyword(call, owner)
+        return _root_name(arg.value) if arg is not None else None
+
+    def _through_variables(self, call: cst.Call) -> str | None:
+        """``params = [p for p in model.parameters() ...]`` or a loop over ``model.named_parameters()``."""
+        names = {n.value for arg in call.args for n in m.findall(arg.value, m.Name())}  # type: ignore[union-attr]
+        body, index = self._block_of(self.statement_of(call))
+        for statement in reversed(body[:index]):
+            if _binds_any(statement, names) or isinstance(statement, cst.For):
+                found = _parameters_owner(statement)
+                if found is not None:
+                    return found
+        return None
+
+    def _block_of(self, statement: cst.BaseStatement) -> tuple[Sequence[cst.BaseStatement], int]:
+        block = self.parent(statement)
+        body = getattr(block, "body", ())
+        if not isinstance(body, (list, tuple)):
+            return (), 0
+        return body, next((i for i, s in enumerate(body) if s is statement), 0)
+
+    # ----------------------------------------------------------------- where to insert
+    def _site(self, call: cst.Call, name: str) -> _Site | None:
+        statement = self.statement_of(call)
+        # The innermost enclosing block (inside the same function) where the model is assigned.
+        current: cst.CSTNode = statement
+        while True:
+            if isinstance(current, cst.BaseStatement):
+                body, index = self._block_of(current)
+                earlier = list(body[:index])
+                if any(_binds_any(s, {name}) for s in earlier):
+                    return self._site_in(earlier, name)
+            parent = self.parent(current)
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                return None
+            current = parent
+
+    def _site_in(self, earlier: list[cst.BaseStatement], name: str) -> _Site | None:
+        family = self._family(earlier, name)
+        for position, statement in enumerate(earlier):
+            inner = self._wrap_in(statement, family)
+            if inner is not None:  # model = DDP(model) / ddp_model = DDP(model): compile before the wrap
+                prior = [s for s in earlier[:position] if _mentions(s, inner)]
+                builder = self._builder(earlier[:position], inner)
+                if prior:
+                    return _Site(inner, prior[-1], before=False, builder=builder)
+                return _Site(inner, statement, before=True, builder=builder)
+        # No wrap: compile the variable the model was built into (model_without_ddp = model -> model).
+        built = [n for n in sorted(family) if self._builder(earlier, n) is not None]
+        base = name if name in built or not built else built[0]
+        mentions = [s for s in earlier if _mentions(s, base)]
+        if not mentions:
+            return None
+        return _Site(base, mentions[-1], before=False, builder=self._builder(earlier, base))
+
+    def _builder(self, statements: Sequence[cst.BaseStatement], name: str) -> cst.BaseExpression | None:
+        """The expression that builds ``name`` last (``GPT(config)`` in ``model = GPT(config).to(device)``);
+        aliases and wraps (``model = DDP(model)``) are not builds."""
+        for statement in reversed(statements):
+            for node in reversed(m.findall(statement, m.Assign())):
+                assert isinstance(node, cst.Assign)
+                if name not in {b for t in node.targets for b in _bound_names(t.target)}:
+                    continue
+                if self._link_source(node.value) is not None:
+                    continue
+                value = node.value
+                while isinstance(value, cst.Call) and method_name(value) in _PLACEMENT:
+                    value = value.func.value  # type: ignore[union-attr]
+                return value
+        return None
+
+    def _family(self, earlier: list[cst.BaseStatement], name: str) -> set[str]:
+        """``name`` and the variables it is an alias or wrap of, or that alias or wrap it:
+        ``model_without_ddp = model``, ``raw = model.module``, ``ddp_model = DDP(model)``."""
+        links: list[tuple[set[str], str]] = []
+        for statement in earlier:
+            for assign in m.findall(statement, m.Assign()):
+                assert isinstance(assign, cst.Assign)
+                source = self._link_source(assign.value)
+                if source is not None:
+                    links.append(({b for t in assign.targets for b in _bound_names(t.target)}, source))
+        family = {name}
+        grown = True
+        while grown:
+            grown = False
+            for targets, source in links:
+                if (targets & family or source in family) and not (targets | {source}) <= family:
+                    family |= targets | {source}
+                    grown = True
+        return family
+
+    def _link_source(self, value: cst.BaseExpression) -> str | None:
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return _root_name(value)
+        if isinstance(value, cst.Call) and self.matches(value.func, *_WRAPPERS):
+            first = positional(value, 0) or keyword(value, "module")
+            return _root_name(first.value) if first else None
+        return None
+
+    def _wrap_in(self, statement: cst.BaseStatement, family: set[str]) -> str | None:
+        """The family member a DDP/DataParallel/FSDP wrap or ``fully_shard`` call in ``statement`` wraps."""
+        for call in m.findall(statement, m.Call()):
+            assert isinstance(call, cst.Call)
+            if not self.matches(call.func, *_WRAPPERS, *_SHARDERS):
+                continue
+            first = positional(call, 0) or keyword(call, "module")
+            inner = _root_name(first.value) if first else None
+            if inner in family:
+                return inner
+        return None
+
+    # ----------------------------------------------------------------- the insertion
+    def _insert(self, module: cst.Module, site: _Site) -> None:
+        arguments = [] if self.options.style == "accelerator" else ['backend="neuron"']
+        arguments.append("dynamic=False")
+        fullgraph = site.builder is not None and (
+            _clean_model(module, site.builder, self.qualified) or self._plain_layers(site.builder)
+        )
+        if fullgraph:
+            arguments.append("fullgraph=True")
+        text = f"{site.name}.compile({', '.join(arguments)})"
+        new = cst.parse_statement(text + "\n")
+        why = "forward has no compile hazard" if fullgraph else "fullgraph left off: forward not in view or has hazards"
+        message = f"{text} inserted (in-place compile keeps state_dict keys; {why})"
+        if site.before:
+            self.insert_before(site.anchor, [new], message)
+        else:
+            self.insert_after(site.anchor, [new], message)
+
+
+    def _plain_layers(self, builder: cst.BaseExpression) -> bool:
+        """``nn.Sequential(nn.Linear(...), nn.ReLU(), ...)``: only torch.nn layers with no graph break."""
+        calls = [builder, *m.findall(builder, m.Call())] if isinstance(builder, cst.Call) else []
+        if not calls:
+            return False
+        for call in calls:
+            assert isinstance(call, cst.Call)
+            names = {name.rsplit(".", 1)[-1] for name in self.qualified(call.func) if name.startswith("torch.nn.")}
+            if names.isdisjoint(_PLAIN_LAYERS):
+                return False
+        return True
+
+
+# --------------------------------------------------------------------- tree helpers (no metadata)
+def _root_name(node: cst.BaseExpression) -> str | None:
+    """``model`` for ``model``, ``model.module`` (DDP's inner module) and ``model.to(dev)``;
+    ``self.model`` for an attribute of ``self``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute) and node.attr.value == "module":
+        return _root_name(node.value)
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        return f"self.{node.attr.value}"
+    if isinstance(node, cst.Call) and method_name(node) in _PLACEMENT and isinstance(node.func, cst.Attribute):
+        return _root_name(node.func.value)
+    return None
+
+
+def _parameters_owner(node: cst.CSTNode) -> str | None:
+    for found in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
+        assert isinstance(found, cst.Call) and isinstance(found.func, cst.Attribute)
+        name = _root_name(found.func.value)
+        if name is not None and name != "self":
+            return name
+    return None
+
+
+def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) and target.value.value == "self":
+        yield f"self.{target.attr.value}"
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _bound_names(element.value)
+
+
+def _binds_any(statement: cst.CSTNode, names: set[str]) -> bool:
+    for node in m.findall(statement, m.Assign() | m.AnnAssign()):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[union-attr]
+        if any(bound in names for target in targets for bound in _bound_names(target)):
+            return True
+    return False
+
+
+# Reads of a model that neither build, load nor place it: not an insertion anchor.
+_READS = frozenset(
+    {"parameters", "named_parameters", "state_dict", "modules", "named_modules", "children", "named_children", "buffers", "named_buffers"}
+)
+_INERT_FUNCTIONS = frozenset({"print", "len", "str", "repr", "type", "isinstance", "sum", "id"})
+
+
+def _mentions(statement: cst.CSTNode, name: str) -> bool:
+    """Whether ``statement`` builds, loads or places ``name`` (binds it, calls a method on it other
+    than a read such as ``.parameters()``, or passes it to a function other than ``print``/``len``)."""
+    if _binds_any(statement, {name}):
+        return True
+    for call in m.findall(statement, m.Call()):
+        assert isinstance(call, cst.Call)
+        if isinstance(call.func, cst.Attribute) and _root_name(call.func.value) == name:
+            if call.func.attr.value not in _READS:
+                return True
+        elif dotted(call.func) not in _INERT_FUNCTIONS and any(dotted(arg.value) == name for arg in call.args):
+            return True
+    return False
+
+
+def _clean_model(module: cst.Module, builder: cst.BaseExpression, qualify: Qualify) -> bool:
+    """Whether the model class is defined in this file and its forward shows no compile hazard."""
+    if not isinstance(builder, cst.Call) or not isinstance(builder.func, cst.Name):
+        return False
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    root = classes.get(builder.func.value)
+    if root is None or not _method(root, "forward"):
+        return False
+    seen_classes = _reachable_classes(root, classes)
+    todo: list[cst.FunctionDef] = []
+    for cls in seen_classes:
+        todo.extend(f for f in (_method(cls, "forward"),) if f is not None)
+    checked: set[int] = set()
+    while todo:
+        function = todo.pop()
+        if id(function) in checked:
+            continue
+        checked.add(id(function))
+        if _hazardous(function, qualify):
+            return False
+        for call in m.findall(function, m.Call()):
+            assert isinstance(call, cst.Call)
+            if isinstance(call.func, cst.Name) and call.func.value in functions:
+                todo.append(functions[call.func.value])
+            elif isinstance(call.func, cst.Attribute) and dotted(call.func.value) == "self":
+                for cls in seen_classes:
+                    method = _method(cls, call.func.attr.value)
+                    if method is not None:
+                        todo.append(method)
+    return True
+
+
+def _method(cls: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    return next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == name), None)
+
+
+def _reachable_classes(root: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.ClassDef]:
+    found = [root]
+    index = 0
+    while index < len(found):
+        for name in m.findall(found[index], m.Name()):
+            assert isinstance(name, cst.Name)
+            cls = classes.get(name.value)
+            if cls is not None and cls not in found:
+                found.append(cls)
+        index += 1
+    return found
+
+
+def _hazardous(function: cst.FunctionDef, qualify: Qualify) -> bool:
+    for call in m.findall(function, m.Call()):
+        assert isinstance(call, cst.Call)
+        if method_name(call) in _HAZARD_METHODS or _LOGGING.match(dotted(call.func) or ""):
+            return True
+        if not qualify(call.func).isdisjoint(_HAZARD_FUNCTIONS):
+            return True
+    for subscript in m.findall(function, m.Subscript()):
+        assert isinstance(subscript, cst.Subscript)
+        for element in subscript.slice:
+            if isinstance(element.slice, cst.Index) and _mask_like(element.slice.value):
+                return True
+    tests = [n.test for n in m.findall(function, m.If() | m.While() | m.IfExp() | m.Assert())]  # type: ignore[union-attr]
+    return any(_reads_values(test, qualify) for test in tests)
+
+
+def _mask_like(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.Comparison):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.BitInvert):
+        return True
+    text = dotted(node)
+    return text is not None and "mask" in text.split(".")[-1].lower()
+
+
+def _reads_values(test: cst.BaseExpression, qualify: Qualify) -> bool:
+    for call in m.findall(test, m.Call()):
+        assert isinstance(call, cst.Call)
+        if method_name(call) in _VALUE_METHODS:
+            return True
+        if any(name.startswith("torch.") and name not in _STATIC_TORCH for name in qualify(call.func)):
+            return True
+    return False

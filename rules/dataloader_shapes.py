@@ -1,0 +1,134 @@
+"""NRN701-NRN703: DataLoaders that keep the batch shape static and the device fed."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted, keyword, add_keyword_keep_layout
+
+_DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
+_EVAL_TOKEN = re.compile(r"^(val|valid|validation|eval|evaluation|test|testing|dev|holdout)")
+# DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
+_POSITIONS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn", "pin_memory", "drop_last")
+
+
+def _eval_named(text: str | None) -> bool:
+    """A name that says evaluation: ``val_loader``, ``data_loader_val``, ``eval_dataloader``, ``testloader``."""
+    if not text:
+        return False
+    tokens = re.split(r"[_.\W]+", text.lower())
+    return any(_EVAL_TOKEN.match(token) for token in tokens if token)
+
+
+class DataLoaderShapes(Rule):
+    """Give training DataLoaders a static batch shape (``drop_last=True``) and flag the rest.
+
+    What it does:
+        A training ``torch.utils.data.DataLoader(...)`` with no ``drop_last`` gets
+        ``drop_last=True`` (NRN701). An evaluation loader (assigned to, or built from, a name
+        like ``val_loader``/``eval_dataloader``/``dataset_test``, or built in a function named like
+        eval/validate/test) gets an NRN702 review marker instead. A training loader with no
+        ``num_workers`` gets an NRN703 review suggestion (workers, ``persistent_workers=True``,
+        ``prefetch_factor``).
+
+    Why:
+        TorchNeuron compiles one graph per input shape (facts §3: a new shape is a recompile).
+        The short last batch of an epoch is such a shape: with ``drop_last=True`` every training
+        batch has the same size. Dropping batches from evaluation would change the metric, so a
+        person decides there (pad the last batch, or accept one extra compile). A single-process
+        loader leaves a fast device waiting for data.
+
+    Before:
+        train_loader = DataLoader(train_set, batch_size=64, shuffle=True)
+        val_loader = DataLoader(val_set, batch_size=64)
+
+    After:
+        # porter: NRN703 single-process loading can starve the device: set num_workers (...)
+        train_loader = DataLoader(train_set, batch_size=64, shuffle=True, drop_last=True)
+        # porter: NRN702 evaluation loader: a short last batch is a new shape (...)
+        val_loader = DataLoader(val_set, batch_size=64)
+
+    Safety:
+        Review: ``drop_last=True`` drops up to ``batch_size - 1`` samples per epoch, and a dataset
+        smaller than one batch yields no batch at all (a training loop that then never steps).
+        Loaders with an explicit ``drop_last``, a ``batch_sampler``, ``batch_size=None``,
+        ``**kwargs`` or more than two positional arguments are left alone. Training versus
+        evaluation is decided by names only; an evaluation loader with a neutral name
+        (``loader2``) is treated as a training loader (known miss).
+    """
+
+    code: ClassVar[str] = "NRN701"
+    name: ClassVar[str] = "dataloader-shapes"
+    summary: ClassVar[str] = "training DataLoader -> drop_last=True (static batch shape); eval loaders and num_workers flagged"
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = ("DataLoader",)
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN702": "evaluation DataLoader without drop_last: the short last batch is a new shape (review marker)",
+        "NRN703": "training DataLoader without num_workers: single-process loading can starve the device (review marker)",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 70
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.matches(node.func, *_DATALOADER):
+            return
+        if any(arg.star for arg in node.args):
+            return  # **kwargs may carry drop_last
+        positional = [arg for arg in node.args if arg.keyword is None]
+        if len(positional) > 2:
+            return
+        if keyword(node, "drop_last") is not None or keyword(node, "batch_sampler") is not None:
+            return
+        batch_size = keyword(node, "batch_size")
+        if batch_size is not None and isinstance(batch_size.value, cst.Name) and batch_size.value.value == "None":
+            return
+        if self._is_evaluation(node):
+            self.mark(
+                node,
+                "evaluation loader: a short last batch is a new shape (one more compile); pad it or accept it",
+                code="NRN702",
+            )
+            return
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return add_keyword_keep_layout(updated, "drop_last", cst.Name("True"))
+
+        self.replace(
+            node,
+            transform,
+            "drop_last=True: one static batch shape (drops the short last batch; a dataset smaller than a batch yields none)",
+        )
+        if keyword(node, "num_workers") is None:
+            self.mark(
+                node,
+                "single-process loading can starve the device: set num_workers, persistent_workers=True, prefetch_factor",
+                code="NRN703",
+            )
+
+    def _is_evaluation(self, call: cst.Call) -> bool:
+        parent = self.parent(call)
+        if isinstance(parent, cst.Assign):
+            if any(_eval_named(dotted(target.target)) for target in parent.targets):
+                return True
+            if any(dotted(target.target) for target in parent.targets):
+                return False  # a plainly named target (train_loader) decides
+        if isinstance(parent, cst.AnnAssign) and _eval_named(dotted(parent.target)):
+            return True
+        if isinstance(parent, cst.Arg) and parent.keyword is not None and _eval_named(parent.keyword.value):
+            return True  # Trainer-style eval_dataloader=DataLoader(...)
+        dataset = call.args[0].value if call.args and call.args[0].keyword is None else None
+        dataset_arg = keyword(call, "dataset")
+        if dataset is None and dataset_arg is not None:
+            dataset = dataset_arg.value
+        if dataset is not None and _eval_named(dotted(dataset)):
+            return True
+        for ancestor in self.ancestors(call):
+            if isinstance(ancestor, cst.FunctionDef):
+                return _eval_named(ancestor.name.value)
+        return False

@@ -1,0 +1,164 @@
+"""NRN301: the ``nccl`` (and legacy ``xla``) process-group backend becomes ``neuron``."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._device import retorch, torch_ref
+from porter.rules._helpers import dotted, method_name, positional, string_value, with_string_value
+
+_BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|ddp_backend|comm_backend|pg_backend)$")
+_INIT_CALLS = (
+    "torch.distributed.init_process_group",
+    "torch.distributed.new_group",
+    "torch.distributed.distributed_c10d.init_process_group",
+    "torch.distributed.distributed_c10d.new_group",
+)
+_NOT_OURS = ("deepspeed.",)  # DeepSpeed has its own rule (NRN304)
+# No accelerator (a CPU-only run): the CPU default, gloo.
+_DEFAULT_FOR = 'torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")'
+_ACCELERATOR_TYPE = "torch.accelerator.current_accelerator().type"
+
+
+def _neuron_backend(value: str) -> str | None:
+    """The ``neuron`` spelling of a backend string, or None when it is not a CUDA/XLA backend."""
+    if value in ("nccl", "xla"):
+        return "neuron"
+    legs = [leg.strip() for leg in value.split(",")]
+    if len(legs) < 1 or not all(":" in leg for leg in legs) or "cuda:nccl" not in legs:
+        return None
+    ported = ["neuron:neuron" if leg == "cuda:nccl" else leg for leg in legs]
+    return ",".join(sorted(ported, key=lambda leg: (not leg.startswith("cpu:"), leg)))
+
+
+class DistBackend(Rule):
+    """Port the process-group backend.
+
+    What it does:
+        ``init_process_group("nccl")`` / ``backend="nccl"`` / ``new_group(backend="nccl")`` →
+        ``"neuron"``; ``"xla"`` (legacy torch-neuronx) → ``"neuron"``; the device map
+        ``"cuda:nccl,cpu:gloo"`` → ``"cpu:gloo,neuron:neuron"`` (gloo legs for CPU stay). Also the
+        places the backend comes from: ``backend = "nccl"`` config variables, ``args.dist_backend``
+        argparse defaults, either branch of ``"nccl" if ... else "gloo"``, dict entries keyed
+        ``"backend"``, comparisons of a backend-named value with ``"nccl"``, and
+        ``dist.Backend.NCCL``. With ``--style accelerator`` the backend becomes
+        ``torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()
+        or "cpu")`` (``neuron`` on Trainium, ``nccl`` on CUDA, ``gloo`` without an accelerator).
+
+    Why:
+        TorchNeuron registers its collectives as the ``neuron`` backend for the ``neuron`` device
+        (``dist.Backend.register_backend("neuron", ..., devices=["neuron"])``, facts §1.5); NCCL
+        does not exist on Trainium and the legacy ``xla`` backend belongs to the XLA-based
+        package (facts §9).
+
+    Before:
+        parser.add_argument("--dist-backend", default="nccl", type=str)
+        dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+
+    After:
+        parser.add_argument("--dist-backend", default="neuron", type=str)
+        dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
+        backend = "neuron" if torch.cuda.is_available() else "gloo"  # the condition: NRN103
+
+    Safety:
+        Safe. Only backend positions are changed: the ``backend`` argument of
+        ``init_process_group``/``new_group``, backend-named variables, attributes, keywords, dict
+        keys and argparse options (``--backend``, ``--dist-backend``). ``"nccl"`` elsewhere (log
+        text) is left alone; a backend reached through an unrelated name is missed. DeepSpeed
+        calls are left to NRN304.
+    """
+
+    code: ClassVar[str] = "NRN301"
+    name: ClassVar[str] = "dist-backend"
+    summary: ClassVar[str] = 'process-group backend "nccl"/"xla" -> "neuron"'
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = ("nccl", "xla", "NCCL")
+    order: ClassVar[int] = 10
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = string_value(node)
+        if value is None:
+            return
+        new = _neuron_backend(value)
+        if new is None or not self._in_backend_position(node, value):
+            return
+        if self.options.style == "accelerator":
+            if new == "neuron":
+                text = _DEFAULT_FOR
+            else:
+                inner = f"{{{_ACCELERATOR_TYPE}}}:{{{_DEFAULT_FOR}}}".replace('"', "'")
+                text = 'f"' + new.replace("neuron:neuron", inner) + '"'
+            name, imports = torch_ref(self.context.module)
+            message = f'backend "{value}" -> default backend of the accelerator'
+            self.replace(node, cst.parse_expression(retorch(text, name)), message, imports=imports)
+            return
+        self.replace(node, lambda n: with_string_value(n, new), f'process-group backend "{value}" -> "{new}"')  # type: ignore[arg-type]
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value != "NCCL" or not self.matches(node, "torch.distributed.Backend.NCCL"):
+            return
+        if self.options.style == "accelerator":
+            name, imports = torch_ref(self.context.module)
+            message = "Backend.NCCL -> default backend of the accelerator"
+            self.replace(node, cst.parse_expression(retorch(_DEFAULT_FOR, name)), message, imports=imports)
+            return
+        self.replace(node, cst.SimpleString('"neuron"'), 'Backend.NCCL -> "neuron"')
+
+    def _in_backend_position(self, node: cst.CSTNode, value: str) -> bool:
+        child: cst.CSTNode = node
+        parent = self.parent(child)
+        while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
+            if isinstance(parent, cst.IfExp) and parent.test is child:
+                return False
+            child, parent = parent, self.parent(parent)
+        if isinstance(parent, cst.Arg):
+            return self._backend_argument(parent, value)
+        if value == "xla":  # "xla" is also a device string; only the init call's backend is ported
+            return False
+        if isinstance(parent, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+            return any(self._backend_named(target) for target in targets)
+        if isinstance(parent, cst.Param):
+            return self._backend_named(parent.name)
+        if isinstance(parent, cst.DictElement) and parent.value is child:
+            key = string_value(parent.key)
+            return key is not None and bool(_BACKEND_NAME.search(key))
+        if isinstance(parent, cst.ComparisonTarget):
+            parent = self.parent(parent)
+        if isinstance(parent, cst.Comparison):
+            operands = [parent.left, *(target.comparator for target in parent.comparisons)]
+            return any(self._backend_named(operand) or self._get_backend_call(operand) for operand in operands)
+        return False
+
+    def _backend_argument(self, arg: cst.Arg, value: str) -> bool:
+        call = self.parent(arg)
+        if not isinstance(call, cst.Call) or any(name.startswith(_NOT_OURS) for name in self.qualified(call.func)):
+            return False
+        is_init = self.matches(call.func, *_INIT_CALLS)
+        if arg.keyword is None:
+            return is_init and positional(call, 0) is arg
+        name = arg.keyword.value
+        if name == "backend" and is_init:
+            return True
+        if value == "xla":
+            return False
+        if name == "default" and method_name(call) == "add_argument":
+            return any(
+                isinstance(a.value, cst.SimpleString) and "backend" in str(a.value.evaluated_value)
+                for a in call.args
+                if a.keyword is None
+            )
+        return bool(_BACKEND_NAME.search(name))
+
+    def _backend_named(self, node: cst.CSTNode) -> bool:
+        text = dotted(node)
+        return text is not None and bool(_BACKEND_NAME.search(text.split(".")[-1]))
+
+    def _get_backend_call(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, cst.Call) and self.matches(node.func, "torch.distributed.get_backend")

@@ -1,0 +1,105 @@
+"""NRN114/NRN303/NRN316: CUDA, NCCL and legacy-XLA environment variables get review markers."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._helpers import string_value
+
+# (pattern, code, message) — the first match wins.
+_VARIABLES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(r"^CUDA_VISIBLE_DEVICES$"),
+        "NRN303",
+        "CUDA_VISIBLE_DEVICES does nothing on Neuron; cores are picked with NEURON_RT_VISIBLE_CORES "
+        "(torchrun sets it from LOCAL_RANK)",
+    ),
+    (
+        re.compile(r"^XLA_(USE|DOWNCAST)_BF16$"),
+        "NRN316",
+        "legacy XLA bf16 flag, ignored by TorchNeuron; use torch.autocast('neuron', dtype=torch.bfloat16) "
+        "or model.to(torch.bfloat16)",
+    ),
+    (
+        re.compile(r"^PYTORCH_CUDA_ALLOC_CONF$|^PYTORCH_NO_CUDA_MEMORY_CACHING$"),
+        "NRN114",
+        "CUDA caching-allocator setting, ignored on Neuron (its allocator belongs to the Neuron runtime)",
+    ),
+    (
+        re.compile(r"^NCCL_\w+$"),
+        "NRN114",
+        "NCCL setting, not read by the 'neuron' process group; for EFA see FI_* / NEURON_RT_* settings",
+    ),
+    (
+        re.compile(r"^(CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_ORDER|CUBLAS_WORKSPACE_CONFIG|TORCH_CUDNN_V8_API_ENABLED)$"),
+        "NRN114",
+        "CUDA runtime setting, no effect on Neuron",
+    ),
+)
+
+
+class EnvSettings(Rule):
+    """Mark CUDA-, NCCL- and legacy-XLA-specific environment variables.
+
+    What it does:
+        Adds a review marker above any statement that names one of these environment variables
+        as a string (``os.environ["..."] = ...``, ``os.environ.setdefault(...)``,
+        ``os.getenv(...)``, an ``env={...}`` dict for a subprocess): ``PYTORCH_CUDA_ALLOC_CONF``,
+        ``NCCL_*``, ``CUDA_LAUNCH_BLOCKING``/``CUBLAS_WORKSPACE_CONFIG`` (NRN114);
+        ``CUDA_VISIBLE_DEVICES`` (NRN303, pointing to ``NEURON_RT_VISIBLE_CORES``);
+        ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` (NRN316). The code is kept.
+
+    Why:
+        None of them has an effect on Trainium: the Neuron runtime owns its allocator, the
+        ``neuron`` process group does not read NCCL settings (multi-node uses EFA through
+        ``FI_*`` settings, facts §1.5), NeuronCores are selected with ``NEURON_RT_VISIBLE_CORES``
+        which TorchNeuron sets to ``LOCAL_RANK`` unless the user did (facts §1.2), and
+        ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` were deprecated already in the XLA-based
+        torch-neuronx 2.5 (facts §9). Whether to drop, translate or keep them depends on the
+        launch setup, so porter only marks them.
+
+    Before:
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(args.gpu)
+
+    After:
+        # porter: NRN114 CUDA caching-allocator setting, ignored on Neuron ...
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+        # porter: NRN303 CUDA_VISIBLE_DEVICES does nothing on Neuron; cores are picked with NEURON_RT_VISIBLE_CORES ...
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(args.gpu)
+
+    Safety:
+        Review markers only. Matches string literals equal to the variable name exactly, so a
+        name built at run time (``"NCCL_" + key``) is missed, and shell scripts are not read.
+    """
+
+    code: ClassVar[str] = "NRN114"
+    name: ClassVar[str] = "env-settings"
+    summary: ClassVar[str] = "PYTORCH_CUDA_ALLOC_CONF / NCCL_* / CUDA_VISIBLE_DEVICES / XLA_USE_BF16 -> review marker"
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = ("CUDA_", "NCCL_", "XLA_", "CUBLAS_", "TORCH_CUDNN")
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN303": "CUDA_VISIBLE_DEVICES -> review marker (NEURON_RT_VISIBLE_CORES)",
+        "NRN316": "XLA_USE_BF16 / XLA_DOWNCAST_BF16 -> review marker",
+    }
+    order: ClassVar[int] = 50
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = string_value(node)
+        if value is None:
+            return
+        for pattern, code, message in _VARIABLES:
+            if pattern.match(value):
+                if self._is_docstring(node):
+                    return
+                self.mark(node, f"{value}: {message}" if code == "NRN114" else message, code=code)
+                return
+
+    def _is_docstring(self, node: cst.SimpleString) -> bool:
+        parent = self.parent(node)
+        return isinstance(parent, cst.Expr)

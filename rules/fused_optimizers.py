@@ -1,0 +1,311 @@
+"""NRN501-NRN503: ``torch.optim.AdamW`` → ``fused=True``; ``torch.optim.Adam`` → fused AdamW or foreach Adam."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar, Literal
+
+import libcst as cst
+import libcst.matchers as m
+
+from porter.changes import ImportSpec, Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted, drop_keyword, keyword, positional, set_keyword_keep_layout, string_value
+
+ADAMW = ("torch.optim.AdamW", "torch.optim.adamw.AdamW")
+ADAM = ("torch.optim.Adam", "torch.optim.adam.Adam")
+_FUSED_KEYS = frozenset({"fused", "foreach"})
+WEIGHT_DECAY_INDEX = 4  # Adam/AdamW(params, lr, betas, eps, weight_decay, amsgrad, ...)
+
+AdamPlan = Literal["adamw", "adam-foreach", "adam-review", "adam-groups"]
+
+
+def literal_number(node: cst.BaseExpression | None) -> float | None:
+    """The value of an int/float literal (``0``, ``0.0``, ``1e-2``), else None."""
+    if isinstance(node, cst.Integer):
+        return float(int(node.value.replace("_", ""), 0))
+    if isinstance(node, cst.Float):
+        return float(node.value.replace("_", ""))
+    return None
+
+
+def literal_bool(node: cst.BaseExpression | None) -> bool | None:
+    if isinstance(node, cst.Name) and node.value in {"True", "False"}:
+        return node.value == "True"
+    return None
+
+
+def weight_decay_of(call: cst.Call) -> cst.Arg | None:
+    return keyword(call, "weight_decay") or positional(call, WEIGHT_DECAY_INDEX)
+
+
+def adam_plan(call: cst.Call) -> AdamPlan:
+    """Adam with no or a literal-zero weight decay is AdamW(weight_decay=0.0): identical update."""
+    decay = weight_decay_of(call)
+    if decay is None:
+        return "adamw"
+    value = literal_number(decay.value)
+    if value is None:
+        return "adam-review"
+    return "adamw" if value == 0 else "adam-foreach"
+
+
+def fused_adamw(call: cst.Call, *, decay_default: bool) -> cst.Call:
+    """``fused=True`` on an AdamW call; ``foreach`` dropped; ``weight_decay=0.0`` added if asked and absent."""
+    call = drop_keyword(call, "foreach")
+    if decay_default and weight_decay_of(call) is None:
+        call = set_keyword_keep_layout(call, "weight_decay", cst.Float("0.0"))
+    return set_keyword_keep_layout(call, "fused", cst.Name("True"))
+
+
+def foreach_adam(call: cst.Call) -> cst.Call:
+    """Adam keeps its (L2) weight decay; ``fused`` (no Neuron ``_fused_adam_`` kernel) → ``foreach=True``."""
+    call = drop_keyword(call, "fused")
+    return set_keyword_keep_layout(call, "foreach", cst.Name("True"))
+
+
+def without_double_star(call: cst.Call, arg: cst.Arg) -> cst.Call:
+    """``call`` without the ``**arg`` argument (matched by its position among ``**`` arguments)."""
+    stars = [a for a in call.args if a.star == "**"]
+    index = next((i for i, a in enumerate(stars) if a.value.deep_equals(arg.value)), None)
+    if index is None:
+        return call
+    kept = [a for a in call.args if a is not stars[index]]
+    trailing = call.args[-1].comma
+    if kept and call.args[-1] is stars[index]:
+        kept[-1] = kept[-1].with_changes(comma=trailing)
+    return call.with_changes(args=kept)
+
+
+class FusedOptimizers(Rule):
+    """Use the fused AdamW kernel TorchNeuron implements natively.
+
+    What it does:
+        ``torch.optim.AdamW(...)`` gets ``fused=True``; a device-conditional ``fused=use_fused`` becomes
+        ``fused=True``; nanoGPT's ``extra_args = dict(fused=True) if use_fused else dict()`` …
+        ``AdamW(..., **extra_args)`` becomes ``AdamW(..., fused=True)`` (the ``**extra_args`` is dropped
+        from the call when the file shows it holds only ``fused``/``foreach``; the now-unused
+        ``extra_args``/``use_fused`` lines are left as they are); ``foreach=`` beside it is dropped.
+        NRN502: ``torch.optim.Adam`` with no or a literal-zero ``weight_decay`` (or with
+        ``decoupled_weight_decay=True``) becomes ``torch.optim.AdamW(..., weight_decay=0.0,
+        fused=True)`` (its own weight decay kept when decoupled); with a literal weight decay > 0 it stays
+        Adam with ``foreach=True`` (``fused=True`` dropped). NRN503 marks an Adam whose weight decay is
+        not a literal, and optimizers whose ``**kwargs`` the file does not show.
+
+    Why:
+        TorchNeuron registers a native ``aten::_fused_adamw_`` kernel; PyTorch accepts ``fused=True``
+        on the ``neuron`` (PrivateUse1) device (facts §2). nanoGPT-style checks enable fused only when
+        ``device_type == "cuda"``, which is False on Trainium. ``foreach`` and ``fused`` together raise.
+        ``aten::_fused_adam_`` (``Adam(fused=True)``) has no Neuron kernel in the April-2026 source
+        snapshot and falls back to the CPU (facts §2; unverified on the 2.13 wheels — check with
+        ``torch_neuronx.get_fallback_ops()``). Adam without weight decay performs exactly AdamW's update
+        with ``weight_decay=0`` (AdamW's own default is 0.01, hence written out); measured identical
+        (DESIGN.md, parity).
+
+    Before:
+        optimizer = torch.optim.AdamW(groups, lr=lr, betas=betas, **extra_args)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4, fused=True)
+
+    After:
+        optimizer = torch.optim.AdamW(groups, lr=lr, betas=betas, fused=True)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.0, fused=True)
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3, weight_decay=1e-4, foreach=True)
+
+    Safety:
+        Safe: the fused kernel computes the same update (last-digit differences from a different
+        reduction order); hyper-parameters are never changed. ``differentiable=True`` optimizers and an
+        explicit literal ``fused=False`` are left alone. A ``weight_decay`` set per parameter group
+        (``{"params": ..., "weight_decay": 1e-4}``) is Adam's L2 decay in that group, not AdamW's: an Adam
+        whose params argument is, or is assigned from, groups that set ``weight_decay`` — or whose params
+        come from a variable the file does not show (a function parameter, a list filled elsewhere) —
+        stays Adam with an NRN503 marker. ``**kwargs`` are dropped only when the file shows a dict of
+        ``fused``/``foreach`` only (and adds no other key to it); otherwise NRN503 marks the call. SGD and the other optimizers are left alone: PyTorch already
+        picks the ``foreach`` path on the neuron device by default, so ``foreach=True`` would change nothing.
+    """
+
+    code: ClassVar[str] = "NRN501"
+    name: ClassVar[str] = "fused-optimizers"
+    summary: ClassVar[str] = "torch.optim.AdamW -> fused=True; Adam without weight decay -> AdamW(weight_decay=0.0, fused=True)"
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = ("Adam",)
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN502": "torch.optim.Adam -> AdamW(weight_decay=0.0, fused=True), or Adam(foreach=True) with weight decay",
+        "NRN503": "optimizer left as it is: weight decay or **kwargs not visible (review marker)",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 70
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.matches(node.func, *ADAMW):
+            self._adamw(node)
+        elif self.matches(node.func, *ADAM):
+            self._adam(node)
+
+    # ----------------------------------------------------------------- AdamW
+    def _adamw(self, call: cst.Call) -> None:
+        if literal_bool(_value(call, "differentiable")) or literal_bool(_value(call, "fused")) is False:
+            return
+        if any(arg.star == "*" for arg in call.args):
+            return
+        stars = [arg for arg in call.args if arg.star == "**"]
+        droppable = [arg for arg in stars if self._only_fused_keys(call, arg.value)]
+        if len(droppable) != len(stars):
+            self.mark(call, "AdamW with **kwargs: make sure they hold fused=True (native _fused_adamw_ kernel)", code="NRN503")
+            return
+        if not droppable and literal_bool(_value(call, "fused")) and keyword(call, "foreach") is None:
+            return
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            for arg in droppable:
+                updated = without_double_star(updated, arg)
+            return fused_adamw(updated, decay_default=False)
+
+        self.replace(call, transform, "AdamW: fused=True (native _fused_adamw_ kernel on Neuron)")
+
+    def _only_fused_keys(self, call: cst.Call, value: cst.BaseExpression) -> bool:
+        """Whether ``**value`` is shown to hold only ``fused``/``foreach`` (nanoGPT's ``extra_args``)."""
+        if isinstance(value, cst.Name):
+            assigned = self._assigned_value(call, value.value)
+            return assigned is not None and _fused_dict(assigned) and not _mutated(self.context.module, value.value)
+        return _fused_dict(value)
+
+    def _assigned_value(self, call: cst.Call, name: str) -> cst.BaseExpression | None:
+        """The value last assigned to ``name`` in the statements before ``call`` (same function)."""
+        current: cst.CSTNode = self.statement_of(call)
+        while True:
+            block = self.parent(current)
+            body = getattr(block, "body", None)
+            if isinstance(body, (list, tuple)) and current in body:
+                for statement in reversed(body[: body.index(current)]):
+                    if isinstance(statement, cst.SimpleStatementLine):
+                        for small in statement.body:
+                            if isinstance(small, cst.Assign) and any(
+                                isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
+                            ):
+                                return small.value
+            if block is None or isinstance(block, (cst.Module, cst.FunctionDef)):
+                return None
+            parent = self.parent(block)
+            if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            current = parent
+
+    # ----------------------------------------------------------------- Adam
+    def _adam(self, call: cst.Call) -> None:
+        if literal_bool(_value(call, "fused")) is False:
+            return  # an explicit choice; nothing to port
+        if literal_bool(_value(call, "differentiable")) or any(arg.star for arg in call.args):
+            if any(arg.star for arg in call.args):
+                self.mark(call, "Adam with *args/**kwargs: port to AdamW(weight_decay=0.0, fused=True) by hand if no weight decay", code="NRN503")
+            return
+        decoupled = literal_bool(_value(call, "decoupled_weight_decay"))
+        plan: AdamPlan = "adamw" if decoupled else adam_plan(call)
+        if plan == "adamw" and not decoupled and self._group_decay(call):
+            self.mark(
+                call,
+                "Adam parameter groups may set weight_decay (L2, not AdamW's): if none does, use AdamW(weight_decay=0.0, fused=True)",
+                code="NRN503",
+            )
+            plan = "adam-groups"
+        if plan == "adamw":
+            self._adam_to_adamw(call, keep_decay=bool(decoupled))
+            return
+        if plan == "adam-review":
+            self.mark(
+                call,
+                "Adam weight decay not a literal: if it is 0, AdamW(weight_decay=0.0, fused=True) is identical and fused on Neuron",
+                code="NRN503",
+            )
+        if keyword(call, "fused") is not None and literal_bool(_value(call, "fused")) is not False:
+            self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam: fused -> foreach=True (no Neuron _fused_adam_ kernel)", code="NRN502")
+        elif plan == "adam-foreach" and keyword(call, "foreach") is None:
+            self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam with weight decay: foreach=True", code="NRN502")
+
+    def _group_decay(self, call: cst.Call) -> bool:
+        """Whether the params argument is, or may be, a list of groups that set ``weight_decay``."""
+        first = positional(call, 0) or keyword(call, "params")
+        if first is None:
+            return True
+        value: cst.BaseExpression | None = first.value
+        if isinstance(value, cst.Name):
+            value = self._assigned_value(call, value.value)
+            if value is None:
+                return True  # a parameter or a global: not in view
+        return _mentions_weight_decay(value)
+
+    def _adam_to_adamw(self, call: cst.Call, *, keep_decay: bool) -> None:
+        new_func, imports = self._adamw_func(call.func)
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            updated = drop_keyword(drop_keyword(updated, "decoupled_weight_decay"), "fused")
+            return fused_adamw(updated.with_changes(func=new_func(updated.func)), decay_default=True)
+
+        message = (
+            "Adam(decoupled_weight_decay=True) -> AdamW(fused=True) (same update)"
+            if keep_decay
+            else "Adam without weight decay -> AdamW(weight_decay=0.0, fused=True) (identical update)"
+        )
+        self.replace(call, transform, message, code="NRN502", imports=imports)
+
+    def _adamw_func(self, func: cst.BaseExpression) -> tuple[Callable[[cst.BaseExpression], cst.BaseExpression], tuple[ImportSpec, ...]]:
+        """How to spell AdamW where the file spells Adam, and the import that needs."""
+        text = dotted(func) or ""
+        if isinstance(func, cst.Attribute) and not text.endswith("adam.Adam"):
+            return (lambda f: f.with_changes(attr=cst.Name("AdamW")) if isinstance(f, cst.Attribute) else f), ()
+        if isinstance(func, cst.Name) and func.value == "Adam":
+            self.drop_import_if_unused(ImportSpec("torch.optim", "Adam"), code="NRN502")
+            self.drop_import_if_unused(ImportSpec("torch.optim.adam", "Adam"), code="NRN502")
+            return (lambda _f: cst.Name("AdamW")), (ImportSpec("torch.optim", "AdamW"),)
+        if isinstance(func, cst.Name):
+            self.drop_import_if_unused(ImportSpec("torch.optim", "Adam", func.value), code="NRN502")
+            self.drop_import_if_unused(ImportSpec("torch.optim.adam", "Adam", func.value), code="NRN502")
+        return (lambda _f: cst.parse_expression("torch.optim.AdamW")), (ImportSpec("torch"),)
+
+
+def _value(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    arg = keyword(call, name)
+    return arg.value if arg is not None else None
+
+
+def _fused_dict(value: cst.BaseExpression) -> bool:
+    """``dict(fused=True) if use_fused else dict()`` / ``{"fused": True}`` / ``dict()``: only fused/foreach keys."""
+    if isinstance(value, cst.IfExp):
+        return _fused_dict(value.body) and _fused_dict(value.orelse)
+    if isinstance(value, cst.Call) and dotted(value.func) == "dict":
+        return all(arg.keyword is not None and arg.keyword.value in _FUSED_KEYS for arg in value.args)
+    if isinstance(value, cst.Dict):
+        return all(
+            isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value in _FUSED_KEYS
+            for e in value.elements
+        )
+    return False
+
+
+def _mutated(module: cst.Module, name: str) -> bool:
+    """Whether the file adds keys to the dict ``name`` other than fused/foreach (``d["x"] = ...``,
+    ``d.update(...)``, ``d.setdefault(...)``): then ``**name`` may hold more than fused."""
+    for node in m.findall(module, m.Subscript(value=m.Name(name)) | m.Call(func=m.Attribute(value=m.Name(name)))):
+        if isinstance(node, cst.Call):
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in {"update", "setdefault", "__setitem__"}:
+                return True
+            continue
+        assert isinstance(node, cst.Subscript)
+        key = node.slice[0].slice if len(node.slice) == 1 else None
+        if not (isinstance(key, cst.Index) and string_value(key.value) in _FUSED_KEYS):
+            return True
+    return False
+
+
+def _mentions_weight_decay(value: cst.BaseExpression) -> bool:
+    """Whether parameter groups built by ``value`` may set their own ``weight_decay``."""
+    if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
+        return True  # filled elsewhere (groups.append({...})): not in view
+    for node in m.findall(value, m.DictElement() | m.Arg()):
+        if isinstance(node, cst.DictElement) and string_value(node.key) == "weight_decay":
+            return True
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "weight_decay":
+            return True
+    return False

@@ -1,0 +1,379 @@
+"""NRN204-NRN207: GradScaler is dropped under bfloat16 (or disabled, or kept and marked)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import ImportSpec, Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted, positional, string_value, with_args
+from porter.rules._precision import (
+    ACCELERATOR_DEVICE_TYPE,
+    GRAD_SCALER,
+    SCALER_WRAPPERS,
+    Inventory,
+    inventory,
+    keyword_arg,
+    source_imports,
+    torch_alias,
+)
+
+_REMOVED_METHODS = frozenset({"update", "unscale_"})
+_STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
+_SCALER_NAME = re.compile(r"(?i)(^|_)(loss_)?scaler$")
+_NOTES_KEY = "mixed-precision"
+
+
+@dataclass
+class _Binding:
+    """One GradScaler the file constructs and the name it is bound to (``scaler``, ``self.scaler``)."""
+
+    call: cst.Call
+    statement: cst.SimpleStatementLine | None  # the assignment, when it is a whole line
+    text: str | None
+    rewrites: list[tuple[str, cst.CSTNode]] = field(default_factory=list)  # (method, node)
+    blocked_by: str | None = None  # why uses cannot be rewritten (then the scaler is disabled)
+
+
+class GradScalerRule(Rule):
+    """Drop GradScaler once every reduced-precision use of the file is bfloat16.
+
+    What it does:
+        When the port leaves no float16 in the file (autocast is bfloat16 via NRN201, float16
+        choices via NRN203), a GradScaler (``torch.cuda.amp.GradScaler()``,
+        ``torch.amp.GradScaler("cuda")``, ``GradScaler(enabled=...)``, imported names) is removed
+        and its uses rewritten: ``scaler.scale(loss).backward()`` → ``loss.backward()``,
+        ``scaler.step(opt)`` → ``opt.step()``, ``scaler.update()`` and ``scaler.unscale_(opt)``
+        removed; gradient clipping stays (NRN204). When the scaler object is used in any other way
+        (passed to a function, tested with ``is not None``, saved in a checkpoint, made in a
+        wrapper class), the construction becomes ``torch.amp.GradScaler(enabled=False)``: a
+        disabled scaler is an exact pass-through (``scale`` returns the loss, ``step`` calls
+        ``optimizer.step()``, ``update``/``unscale_`` do nothing, ``state_dict()`` is ``{}``,
+        ``load_state_dict`` ignores old state), so every use keeps working (NRN205). When float16
+        remains (a dtype chosen at run time, an autocast dtype from outside the file, a
+        HalfTensor, a deselected rule), the scaler is kept on the ``neuron`` device and marked
+        with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
+        ``NativeScaler``, ``loss_scaler(loss, optimizer, clip_grad=..., parameters=...)`` calls)
+        get NRN207 markers.
+
+    Why:
+        Loss scaling exists for float16's narrow range; bfloat16 has float32's range and needs
+        none (PyTorch AMP docs). TorchNeuron implements no kernels for GradScaler's
+        ``_amp_foreach_non_finite_check_and_unscale_``/``_amp_update_scale_`` (facts §1.4:
+        CPU fallback), and ``GradScaler.step`` reads the found-inf flag on the host every step.
+        ``torch.cuda.amp.GradScaler`` on a machine without CUDA silently disables itself, so an
+        unported float16 script would train without loss scaling.
+
+    Before:
+        scaler = torch.cuda.amp.GradScaler()
+        scaler.scale(loss).backward()
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        scaler.step(optimizer)
+        scaler.update()
+
+    After:
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+
+    Safety:
+        Safe when no float16 is left (review when the file has no autocast of its own, e.g. a
+        scaler wrapper module: then the port assumes the files using it are ported too): the port computes what the float16 script computed with
+        scaling cancelled out, minus skipped steps on overflow (bfloat16 does not overflow where
+        float16 did). Receiver heuristic: a name or attribute (``scaler``, ``self.scaler``)
+        assigned once from a GradScaler constructor in this file; every other appearance of the
+        same spelling must be a recognised method call, otherwise the scaler is disabled instead of
+        removed (a same-named variable in another function makes the rule conservative, never
+        wrong). Known misses: a scaler constructed in another module and passed in (its uses
+        are left as they are, and stay correct once the constructing file is ported); wrapper
+        calls are recognised by a callee named ``*scaler`` with a loss and an optimizer.
+    """
+
+    code: ClassVar[str] = "NRN204"
+    name: ClassVar[str] = "grad-scaler"
+    summary: ClassVar[str] = "GradScaler removed under bfloat16: scale(loss).backward() -> loss.backward(), step(opt) -> opt.step()"
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = ("GradScaler", "Scaler", "scaler")
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN205": "GradScaler kept as a disabled pass-through (enabled=False), or kept on the neuron device for float16",
+        "NRN206": "GradScaler kept because float16 remains in the file: review marker",
+        "NRN207": "scaler state in checkpoints / loss-scaler wrapper (timm NativeScaler): review marker",
+    }
+    order: ClassVar[int] = 40
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._torch = torch_alias(node)
+        # No autocast in this file (a scaler wrapper module): dropping the scaler relies on the
+        # files that use it being ported to bfloat16 too, so those edits are review items.
+        self._cross_file = Safety.REVIEW if "autocast" not in self.context.text else None
+        finder = _ScalerFinder(self)
+        node.visit(finder)
+        self._bindings = {id(binding.call): binding for binding in finder.bindings}
+        if not finder.bindings:
+            return
+        blockers = self._shared_inventory(node).blockers(self.options.selects)
+        for binding in finder.bindings:
+            if blockers:
+                self._keep_for_fp16(binding, blockers[0].line, blockers[0].what)
+            elif binding.blocked_by is not None or binding.statement is None:
+                self._disable(binding, finder.state_uses.get(binding.text or "", []))
+            else:
+                self._remove(binding)
+
+    def _shared_inventory(self, module: cst.Module) -> Inventory:
+        cached = self.context.notes.get(_NOTES_KEY)
+        if isinstance(cached, Inventory):
+            return cached
+        found = inventory(module, self.qualified, self.parent, lambda n: self.position(n)[0], self.context.text)
+        self.context.notes[_NOTES_KEY] = found
+        return found
+
+    # ------------------------------------------------------------------ the three outcomes
+    def _keep_for_fp16(self, binding: _Binding, line: int, what: str) -> None:
+        call = binding.call
+        device = self._device_text()
+        quote = '"'
+        func_names = self.qualified(call.func)
+        if func_names & {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}:
+            new_func = self._amp_scaler_func()
+
+            def to_neuron(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.Call)
+                head = cst.Arg(cst.parse_expression(device if self.options.style == "accelerator" else f"{quote}neuron{quote}"))
+                return with_args(updated.with_changes(func=new_func), [head, *updated.args])
+
+            self.replace(call, to_neuron, "torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the neuron device (float16 kept)", code="NRN205", imports=self._torch_import())
+            for spec in source_imports(call.func, func_names):
+                self.drop_import_if_unused(spec, code="NRN205")
+        else:
+            first = positional(call, 0)
+            if first is not None and string_value(first.value) in {"cuda"}:
+                self.replace(first.value, cst.parse_expression(device if self.options.style == "accelerator" else '"neuron"'), 'GradScaler("cuda") -> GradScaler("neuron") (float16 kept)', code="NRN205")
+        self.mark(call, f"GradScaler kept: float16 remains ({what}, line {line}); make it bfloat16, then drop the scaler", code="NRN206")
+
+    def _disable(self, binding: _Binding, state_uses: list[cst.CSTNode]) -> None:
+        func = self._amp_scaler_func()
+        why = binding.blocked_by or "it is not assigned directly to a name"
+        self.replace(
+            binding.call,
+            lambda n: n.with_changes(func=func, args=[keyword_arg("enabled", cst.Name("False"))]),  # type: ignore[attr-defined]
+            f"GradScaler -> GradScaler(enabled=False), a pass-through under bfloat16 (not removed: {why})",
+            code="NRN205",
+            safety=self._cross_file,
+            imports=self._torch_import(),
+        )
+        for spec in source_imports(binding.call.func, self.qualified(binding.call.func)):
+            self.drop_import_if_unused(spec, code="NRN205")
+        for use in state_uses:
+            self.mark(use, "GradScaler is disabled under bfloat16: its state_dict() is {}; drop it from checkpoints", code="NRN207")
+
+    def _remove(self, binding: _Binding) -> None:
+        assert binding.statement is not None
+        removals: list[cst.SimpleStatementLine] = [binding.statement]
+        for method, node in binding.rewrites:
+            if method in _REMOVED_METHODS:
+                removals.append(node)  # type: ignore[arg-type]
+        self._remove_lines(removals, binding)
+        for method, node in binding.rewrites:
+            if method == "scale":
+                self.replace(node, _unwrap_scale(self._needs_parens(node)), "scaler.scale(loss) -> loss (no loss scaling under bfloat16)", safety=self._cross_file)
+            elif method == "step":
+                self.replace(node, _step_on_optimizer, "scaler.step(optimizer) -> optimizer.step()", safety=self._cross_file)
+        for spec in source_imports(binding.call.func, self.qualified(binding.call.func)):
+            self.drop_import_if_unused(spec)
+
+    def _remove_lines(self, lines: list[cst.SimpleStatementLine], binding: _Binding) -> None:
+        """Remove whole lines; a block left empty keeps a ``pass``."""
+        removed = {id(line) for line in lines}
+        done: set[int] = set()
+        for line in lines:
+            if id(line) in done:
+                continue
+            done.add(id(line))
+            message = "GradScaler removed: bfloat16 needs no loss scaling" if line is binding.statement else "scaler call removed (no loss scaling under bfloat16)"
+            block = self.parent(line)
+            siblings = list(getattr(block, "body", ()))
+            if siblings and all(id(sibling) in removed for sibling in siblings) and line is siblings[-1]:
+                self.replace(line, lambda n: n.with_changes(body=[cst.Pass()]), message, safety=self._cross_file)  # type: ignore[attr-defined]
+            else:
+                self.remove_statement(line, message, safety=self._cross_file)
+                self._keep_comments(line, siblings, removed)
+
+    def _keep_comments(self, line: cst.SimpleStatementLine, siblings: list[cst.CSTNode], removed: set[int]) -> None:
+        """Comment lines above a removed statement usually introduce what follows: move them to the
+        next kept statement of the block (the engine drops a removed statement's leading lines)."""
+        if not any(empty.comment is not None for empty in line.leading_lines):
+            return
+        index = next(i for i, sibling in enumerate(siblings) if sibling is line)
+        following = next((s for s in siblings[index + 1 :] if id(s) not in removed), None)
+        if following is None or not hasattr(following, "leading_lines"):
+            return
+        moved = list(line.leading_lines)
+        self.replace(following, lambda n: n.with_changes(leading_lines=[*moved, *n.leading_lines]), None)  # type: ignore[attr-defined]
+
+    def _needs_parens(self, scale_call: cst.CSTNode) -> bool:
+        parent = self.parent(scale_call)
+        return isinstance(parent, (cst.Attribute, cst.Subscript)) or (isinstance(parent, cst.Call) and parent.func is scale_call)
+
+    def _amp_scaler_func(self) -> cst.BaseExpression:
+        return cst.parse_expression(f"{self._torch or 'torch'}.amp.GradScaler")
+
+    def _torch_import(self) -> tuple[ImportSpec, ...]:
+        return () if self._torch else (ImportSpec("torch"),)
+
+    def _device_text(self) -> str:
+        return ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{self._torch or 'torch'}.", 1)
+
+    # ------------------------------------------------------------------ wrappers
+    def visit_Call(self, node: cst.Call) -> None:
+        wrapper = self.qualified(node.func) & SCALER_WRAPPERS
+        if wrapper:
+            name = sorted(wrapper)[0].rsplit(".", 1)[-1]
+            self.mark(node, f"timm {name} wraps a CUDA loss scaler; under bf16 use loss.backward(), clip, optimizer.step()", code="NRN207")
+            return
+        if self._bindings:
+            return  # the file builds its own GradScaler (a local wrapper class): ported above
+        text = dotted(node.func)
+        if text is None or not _SCALER_NAME.search(text.split(".")[-1]):
+            return
+        plain = [arg for arg in node.args if arg.keyword is None and not arg.star]
+        keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+        if len(plain) >= 2 or keywords & {"clip_grad", "parameters"}:
+            self.mark(node, f"loss-scaler wrapper {text}(loss, optimizer, ...): under bf16 use loss.backward(), clip, optimizer.step()", code="NRN207")
+
+
+def _unwrap_scale(parens: bool) -> Callable[[cst.CSTNode], cst.CSTNode]:
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.Call)
+        value = updated.args[0].value
+        if parens and not _atomic(value):
+            value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return value
+
+    return transform
+
+
+def _step_on_optimizer(updated: cst.CSTNode) -> cst.CSTNode:
+    assert isinstance(updated, cst.Call)
+    optimizer = updated.args[0].value
+    if not _atomic(optimizer):
+        optimizer = optimizer.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    rest = list(updated.args[1:])
+    call = updated.with_changes(func=cst.Attribute(value=optimizer, attr=cst.Name("step")), args=[])
+    return with_args(call, rest) if rest else call
+
+
+def _atomic(node: cst.BaseExpression) -> bool:
+    return bool(node.lpar) or isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString))
+
+
+class _ScalerFinder(cst.CSTVisitor):
+    """Finds GradScaler constructions, their bindings and every appearance of each binding."""
+
+    def __init__(self, rule: GradScalerRule) -> None:
+        super().__init__()
+        self.rule = rule
+        self.bindings: list[_Binding] = []
+        self.state_uses: dict[str, list[cst.CSTNode]] = {}
+        self._appearances: dict[str, list[cst.CSTNode]] = {}
+        self._params: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.rule.qualified(node.func) & GRAD_SCALER:
+            self.bindings.append(self._bind(node))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._params.add(node.name.value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        parent = self.rule.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            return
+        if isinstance(parent, cst.Param) or (isinstance(parent, cst.Arg) and parent.keyword is node):
+            return
+        self._appearances.setdefault(node.value, []).append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        text = dotted(node)
+        if text is not None and "." in text:
+            self._appearances.setdefault(text, []).append(node)
+
+    def _bind(self, call: cst.Call) -> _Binding:
+        parent = self.rule.parent(call)
+        statement = self.rule.parent(parent) if parent is not None else None
+        target: cst.CSTNode | None = None
+        if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0].target
+        elif isinstance(parent, cst.AnnAssign):
+            target = parent.target
+        text = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        whole_line = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+        return _Binding(call=call, statement=statement if whole_line else None, text=text, blocked_by=None if text else "it is not assigned directly to a name")  # type: ignore[arg-type]
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        texts = [binding.text for binding in self.bindings if binding.text]
+        for binding in self.bindings:
+            if binding.text and texts.count(binding.text) > 1:
+                binding.blocked_by = binding.blocked_by or f"{binding.text} is constructed more than once"
+            if binding.text:
+                self._classify(binding)
+
+    def _classify(self, binding: _Binding) -> None:
+        text = binding.text
+        assert text is not None
+        if "." not in text and text in self._params:
+            binding.blocked_by = binding.blocked_by or f"a parameter is also named {text}"
+        for node in self._appearances.get(text, []):
+            if self._is_target(node, binding):
+                continue
+            method, where = self._method_use(node)
+            if method in _STATE_METHODS:
+                self.state_uses.setdefault(text, []).append(where)
+                binding.blocked_by = binding.blocked_by or "its state is saved in checkpoints"
+            elif method is None:
+                binding.blocked_by = binding.blocked_by or f"{text} is passed on or tested as a value"
+            else:
+                binding.rewrites.append((method, where))
+
+    def _is_target(self, node: cst.CSTNode, binding: _Binding) -> bool:
+        """Whether ``node`` is assigned to; any assignment but the construction blocks removal."""
+        parent = self.rule.parent(node)
+        if isinstance(parent, cst.AssignTarget):
+            assign = self.rule.parent(parent)
+        elif isinstance(parent, (cst.AnnAssign, cst.AugAssign, cst.For, cst.AsName)) and getattr(parent, "target", getattr(parent, "name", None)) is node:
+            assign = parent
+        else:
+            return False
+        if assign is not self.rule.parent(binding.call):
+            binding.blocked_by = binding.blocked_by or f"{binding.text} is reassigned"
+        return True
+
+    def _method_use(self, node: cst.CSTNode) -> tuple[str | None, cst.CSTNode]:
+        """(method, node to rewrite) for ``scaler.method(...)``; (None, node) for anything else."""
+        attribute = self.rule.parent(node)
+        if not isinstance(attribute, cst.Attribute) or attribute.value is not node:
+            return None, node
+        call = self.rule.parent(attribute)
+        if not isinstance(call, cst.Call) or call.func is not attribute:
+            return None, node
+        method = attribute.attr.value
+        if method in _STATE_METHODS:
+            return method, call
+        if any(arg.star or arg.keyword is not None for arg in call.args):
+            return None, node
+        if method == "scale" and len(call.args) == 1:
+            return method, call
+        if method == "step" and len(call.args) >= 1:
+            return method, call
+        if method in _REMOVED_METHODS:
+            expr = self.rule.parent(call)
+            line = self.rule.parent(expr) if isinstance(expr, cst.Expr) else None
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                return method, line
+        return None, node

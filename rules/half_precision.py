@@ -1,0 +1,257 @@
+"""NRN203: float16 choices (``torch.float16``, ``.half()``, ``"float16"`` dtype names) become bfloat16."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import ImportSpec, Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted, method_name, positional, string_value, with_string_value
+from porter.rules._precision import (
+    DTYPE_NAME,
+    FP16_DTYPES,
+    autocast_dtype_argument,
+    half_tensor_call,
+    in_comparison,
+    torch_alias,
+)
+
+_BF16_DTYPES = frozenset({"torch.bfloat16"})
+
+
+class HalfToBf16(Rule):
+    """Make every float16 choice of a training script bfloat16.
+
+    What it does:
+        ``torch.float16``/``torch.half`` (any alias: ``th.half``, ``from torch import float16``)
+        become ``torch.bfloat16`` where they produce values (``.to(torch.float16)``,
+        ``dtype=torch.half``, ``{"float16": torch.float16}[name]`` lookups as in nanoGPT,
+        ``torch.set_default_dtype``); ``x.half()`` becomes ``x.bfloat16()``; the string
+        ``"float16"`` becomes ``"bfloat16"`` where it names a dtype (assigned to or defaulting a
+        ``dtype``-named variable or keyword, an argparse ``--dtype`` default,
+        ``getattr(torch, "float16")``); ``torch.cuda.HalfTensor(...)`` and
+        ``x.type(torch.cuda.HalfTensor)``, which NRN107 turns into calls with
+        ``dtype=torch.float16``, get ``dtype=torch.bfloat16``. A choice between the two collapses to bfloat16: nanoGPT's
+        ``'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else
+        'float16'`` becomes ``'bfloat16'`` and ``torch.bfloat16 if bf16 else torch.float16``
+        becomes ``torch.bfloat16``. Comparisons (``x.dtype == torch.float16``) are left alone:
+        they select, they do not produce float16, and after the port their fp16 branch is simply
+        not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
+        ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
+        run over a repository with CUDA-isms, or ``--all``): float16 in CPU-only or library
+        code is left alone.
+
+    Why:
+        Trainium's recommended reduced precision is bfloat16 (every TorchNeuron device supports
+        it: ``torch.neuron.is_bf16_supported()`` is True). float16 needs loss scaling, and the
+        GradScaler kernels are not implemented by TorchNeuron (CPU fallback, facts §1.4); the
+        GradScaler rule (NRN204) can only drop the scaler when no float16 is left.
+
+    Before:
+        dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
+        ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
+        model = model.half()
+
+    After:
+        dtype = 'bfloat16'
+        ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.bfloat16}[dtype]
+        model = model.bfloat16()
+
+    Safety:
+        Review: bfloat16 keeps float32's range but has 8 mantissa bits against float16's 11, so
+        pure half-precision training (``model.half()`` with no fp32 master weights) may converge
+        differently; under autocast the difference is absorbed by AMP's fp32 op lists. Receiver
+        heuristic: every ``.half()`` method call is taken to be ``Tensor.half``/``Module.half``
+        (a user class with its own ``half()`` would be renamed too). Known misses: dtypes chosen
+        at run time (``getattr(torch, args.dtype)``, ``--dtype float16`` on the command line)
+        are not changed — the GradScaler rule keeps the scaler and says why (NRN206); float16
+        written to exported checkpoints (``model.half().state_dict()``) becomes bfloat16 too.
+    """
+
+    code: ClassVar[str] = "NRN203"
+    name: ClassVar[str] = "fp16-to-bf16"
+    summary: ClassVar[str] = "float16 choices (torch.float16/half, .half(), 'float16' dtype names) -> bfloat16"
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = ("float16", "half", "HalfTensor")
+    # float16 is a deliberate choice in CPU-only and library code; only a file being ported (one
+    # with a CUDA-ism, or already on neuron, or --all) has it made bfloat16.
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 30
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._torch = torch_alias(node)
+        self._collapsed: set[int] = set()
+
+    # ------------------------------------------------------------------ a choice between the two
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        body, orelse = self._precision_of(node.body), self._precision_of(node.orelse)
+        if "fp16" not in {body, orelse} or not {body, orelse} <= {"bf16", "fp16"}:
+            return
+        self._collapsed.update({id(node.body), id(node.orelse)})
+        kept = "body" if body == "bf16" else "orelse" if orelse == "bf16" else None
+
+        def collapse(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.IfExp)
+            branch = updated.orelse if kept == "orelse" else updated.body
+            if kept is None:  # both float16: the body, made bfloat16
+                branch = _as_bf16(branch)
+            return branch.with_changes(lpar=updated.lpar, rpar=updated.rpar)
+
+        self.replace(node, collapse, "float16 choice -> bfloat16 (every Neuron device supports bfloat16)")
+
+    def _precision_of(self, node: cst.BaseExpression) -> str | None:
+        names = self.qualified(node)
+        if names & FP16_DTYPES:
+            return "fp16"
+        if names & _BF16_DTYPES:
+            return "bf16"
+        if self._dtype_string_position(node):
+            return self._string_precision(node)
+        return None
+
+    @staticmethod
+    def _string_precision(node: cst.BaseExpression) -> str | None:
+        value = string_value(node)
+        return {"float16": "fp16", "bfloat16": "bf16"}.get(value or "")
+
+    # ------------------------------------------------------------------ torch.float16 / torch.half
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._dtype_ref(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._dtype_ref(node)
+
+    def _dtype_ref(self, node: cst.Attribute | cst.Name) -> None:
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
+            return
+        if id(node) in self._collapsed or not self.qualified(node) & FP16_DTYPES:
+            return
+        if in_comparison(node, self.parent) or autocast_dtype_argument(node, self.parent, self.qualified):
+            return
+        if _dict_key(node, self.parent(node)):
+            return  # {torch.float16: ...} looks values up: a selector, like a comparison
+        text = dotted(node) or ""
+        if isinstance(node, cst.Attribute):
+            new = cst.parse_expression(text.rsplit(".", 1)[0] + ".bfloat16")
+            self.replace(node, new, f"{text} -> bfloat16")
+            return
+        alias = self._torch or "torch"
+        imports = () if self._torch else (ImportSpec("torch"),)
+        self.replace(node, cst.parse_expression(f"{alias}.bfloat16"), f"{text} -> torch.bfloat16", imports=imports)
+        for name in self.qualified(node):
+            module, _, obj = name.rpartition(".")
+            self.drop_import_if_unused(ImportSpec(module, obj, text if text != obj else None))
+
+    # ------------------------------------------------------------------ .half()
+    def visit_Call(self, node: cst.Call) -> None:
+        if self._cuda_half_tensor_call(node):
+            # NRN107 (order 20) rewrites this call to one with dtype=torch.float16; this edit of
+            # the same node runs after it and makes that dtype bfloat16.
+            self.replace(node, _bf16_dtype_keyword, "torch.cuda.HalfTensor -> bfloat16 tensors")
+            return
+        if method_name(node) == "half" and isinstance(node.func, cst.Attribute):
+            self.replace(
+                node,
+                lambda n: n.with_changes(func=n.func.with_changes(attr=cst.Name("bfloat16"))),  # type: ignore[attr-defined]
+                ".half() -> .bfloat16()",
+            )
+
+    def _cuda_half_tensor_call(self, node: cst.Call) -> bool:
+        for candidate in (node.func, *(arg.value for arg in node.args[:1])):
+            if "torch.cuda.HalfTensor" in self.qualified(candidate):
+                return half_tensor_call(candidate, self.parent) is node
+        return False
+
+    # ------------------------------------------------------------------ "float16" dtype names
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        value = string_value(node)
+        if id(node) in self._collapsed or value not in {"float16", "half"}:
+            return
+        if not self._dtype_string_position(node) or (value == "half" and not self._getattr_torch(node)):
+            return
+        self.replace(node, lambda n: with_string_value(n, "bfloat16"), f'"{value}" -> "bfloat16"')  # type: ignore[arg-type]
+
+    def _dtype_string_position(self, node: cst.CSTNode) -> bool:
+        """Whether a string here names a torch dtype (so "float16" -> "bfloat16" keeps it valid)."""
+        child: cst.CSTNode = node
+        parent = self.parent(child)
+        while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
+            if isinstance(parent, cst.IfExp) and parent.test is child:
+                return False
+            child, parent = parent, self.parent(parent)
+        if isinstance(parent, cst.Assign):
+            return any(_dtype_named(target.target) for target in parent.targets)
+        if isinstance(parent, cst.AnnAssign):
+            return _dtype_named(parent.target)
+        if isinstance(parent, cst.Param):
+            return bool(DTYPE_NAME.search(parent.name.value))
+        if isinstance(parent, cst.DictElement) and parent.value is child:
+            key = string_value(parent.key)
+            return key is not None and bool(DTYPE_NAME.search(key))
+        if isinstance(parent, cst.Arg):
+            return self._dtype_argument(parent)
+        return False
+
+    def _dtype_argument(self, arg: cst.Arg) -> bool:
+        call = self.parent(arg)
+        if not isinstance(call, cst.Call):
+            return False
+        if arg.keyword is not None:
+            if DTYPE_NAME.search(arg.keyword.value):
+                return True
+            if arg.keyword.value == "default" and method_name(call) == "add_argument":
+                return any(
+                    DTYPE_NAME.search((string_value(a.value) or "").lstrip("-").replace("-", "_"))
+                    for a in call.args
+                    if a.keyword is None
+                )
+            return False
+        return self._getattr_torch(arg.value)
+
+    def _getattr_torch(self, node: cst.CSTNode) -> bool:
+        """``node`` is the name in ``getattr(torch, name)``."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+            return False
+        first = positional(call, 0)
+        return (
+            dotted(call.func) == "getattr"
+            and positional(call, 1) is arg
+            and first is not None
+            and "torch" in self.qualified(first.value)
+        )
+
+
+def _as_bf16(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``"float16"`` -> ``"bfloat16"``; ``torch.float16``/``th.half`` -> ``torch.bfloat16``/``th.bfloat16``."""
+    if isinstance(node, cst.SimpleString):
+        return with_string_value(node, "bfloat16")
+    if isinstance(node, cst.Attribute):
+        return node.with_changes(attr=cst.Name("bfloat16"))
+    return node
+
+
+def _bf16_dtype_keyword(updated: cst.CSTNode) -> cst.CSTNode:
+    """``f(..., dtype=torch.float16)`` -> ``f(..., dtype=torch.bfloat16)``; anything else unchanged."""
+    if not isinstance(updated, cst.Call):
+        return updated
+    args = [
+        arg.with_changes(value=_as_bf16(arg.value))
+        if arg.keyword is not None and arg.keyword.value == "dtype" and (dotted(arg.value) or "").rsplit(".", 1)[-1] in {"float16", "half"}
+        else arg
+        for arg in updated.args
+    ]
+    return updated.with_changes(args=args)
+
+
+def _dict_key(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    return isinstance(parent, cst.DictElement) and parent.key is node
+
+
+def _dtype_named(target: cst.CSTNode) -> bool:
+    text = dotted(target)
+    return text is not None and bool(DTYPE_NAME.search(text.split(".")[-1]))

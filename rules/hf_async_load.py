@@ -1,0 +1,107 @@
+"""NRN821: ``HF_DEACTIVATE_ASYNC_LOAD=1`` set before Transformers is imported."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted
+
+ENV_NAME = "HF_DEACTIVATE_ASYNC_LOAD"
+# Importing any of these imports transformers.
+_HF_PACKAGES = frozenset({"transformers", "trl", "peft", "optimum"})
+
+
+def _imported_modules(statement: cst.CSTNode) -> list[str]:
+    """Modules a top-level statement imports (looking into top-level try/if blocks)."""
+    found: list[str] = []
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Import):
+                found += [dotted(alias.name) or "" for alias in small.names]
+            elif isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative:
+                found.append(dotted(small.module) or "")
+    elif isinstance(statement, (cst.Try, cst.If)):
+        for inner in statement.body.body:
+            found += _imported_modules(inner)
+    return found
+
+
+def _imports_hf(statement: cst.CSTNode) -> bool:
+    return any(name.split(".")[0] in _HF_PACKAGES for name in _imported_modules(statement))
+
+
+def _imports_os(statement: cst.CSTNode) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Import) and any(
+            dotted(alias.name) == "os" and alias.asname is None for alias in small.names
+        ):
+            return True
+    return False
+
+
+class HfAsyncLoad(Rule):
+    """Switch off Transformers' asynchronous weight loading before Transformers is imported.
+
+    What it does:
+        In a file that is being ported and imports ``transformers`` (or ``trl``/``peft``/
+        ``optimum``, which import it) at module level, inserts
+        ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` right before the first such
+        import, once, with ``import os`` in front of it unless ``os`` is already imported above.
+        Nothing is inserted when the file already names ``HF_DEACTIVATE_ASYNC_LOAD`` or when
+        ``Options.hf_async_load_env`` is False (``hf_async_load_env = false`` in
+        ``[tool.porter]``).
+
+    Why:
+        Hugging Face's own Neuron SFT reference script sets it ("Disable asynchronous loading
+        to avoid hanging", TRL PR #5125): transformers 5's threaded weight materialisation could
+        hang with the Neuron runtime. Recent transformers switch async loading off on Neuron by
+        themselves, so on those versions the line is harmless. That it is needed on current
+        releases is not stated in the AWS Neuron docs (unverified there); ``setdefault`` keeps
+        a value the user set in the environment.
+
+    Before:
+        import torch
+        from transformers import AutoModelForCausalLM
+
+    After:
+        import torch
+        import os
+        os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")
+        from transformers import AutoModelForCausalLM
+
+    Safety:
+        Safe: weights load sequentially (slower start-up for very large checkpoints, same
+        weights). Only module-level imports are seen: a file that imports transformers only
+        inside a function, or only through another module of the project, gets nothing.
+        Runs only in files that are being ported.
+    """
+
+    code: ClassVar[str] = "NRN821"
+    name: ClassVar[str] = "hf-async-load"
+    summary: ClassVar[str] = 'os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1") before the first transformers import'
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = ("transformers", "trl", "peft", "optimum")
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 90
+
+    def visit_Module(self, node: cst.Module) -> None:
+        if not self.options.hf_async_load_env or ENV_NAME in self.context.text:
+            return
+        os_imported = False
+        for statement in node.body:
+            if _imports_hf(statement):
+                self._insert(statement, os_imported)
+                return
+            os_imported = os_imported or _imports_os(statement)
+
+    def _insert(self, anchor: cst.BaseStatement, os_imported: bool) -> None:
+        lines = [] if os_imported else [cst.parse_statement("import os\n")]
+        lines.append(cst.parse_statement(f'os.environ.setdefault("{ENV_NAME}", "1")\n'))
+        # The import's own comment lines stay with it; the new lines go right above them.
+        self.insert_before(anchor, lines, f'{ENV_NAME}=1 set before transformers is imported (sequential weight loading)')

@@ -1,0 +1,410 @@
+"""NRN6xx: host synchronisations on the per-step path of training and evaluation loops.
+
+Three rules share one step-loop analysis (``rules/_hostsync.py``): accumulations kept on the
+device (NRN601/NRN605), per-step logging and ``synchronize()`` moved under a logging interval
+(NRN603/NRN604/NRN607), and review markers for syncs that feed control flow or remain (NRN602/NRN606).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted, method_name
+from porter.rules._hostsync import (
+    ACCUMULATE,
+    APPEND,
+    CONSTANT,
+    CONTROL,
+    LOG,
+    RESIDUAL,
+    SYNCHRONIZE,
+    Analysis,
+    Site,
+    StepLoop,
+    analysis_for,
+    iter_nodes,
+)
+
+# A file can only have a step loop if one of these words appears.
+_TRIGGERS = ("backward", ".step(", "zero_grad", "no_grad", "inference_mode", "eval", "valid")
+_ORDER = 60
+
+
+def _describe(node: cst.CSTNode, module: cst.Module) -> str:
+    text = module.code_for_node(node).strip()
+    text = " ".join(text.split())
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ----------------------------------------------------------------------------- device forms
+
+
+def _integer_valued(node: cst.CSTNode) -> bool:
+    """A count built from a comparison (``(pred == y).sum()``, ``pred.eq(y).sum()``): no grad, no float."""
+    return any(
+        isinstance(n, cst.Comparison) or (isinstance(n, cst.Call) and method_name(n) in {"eq", "ne", "argmax"})
+        for n in iter_nodes(node)
+    )
+
+
+def _strip_host(node: cst.BaseExpression) -> cst.BaseExpression:
+    """``x.cpu().numpy()`` / ``x.item()`` / ``x.cpu().item()`` -> ``x``."""
+    while (
+        isinstance(node, cst.Call)
+        and not node.args
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value in {"item", "numpy", "cpu", "tolist"}
+    ):
+        node = node.func.value
+    return node
+
+
+def _device_value(updated: cst.CSTNode) -> cst.CSTNode:
+    """The on-device form of a host-synchronising read: ``loss.item()`` -> ``loss.detach().float()``."""
+    assert isinstance(updated, cst.BaseExpression)
+    base = _strip_host(updated)
+    if _integer_valued(base):
+        return base.with_changes(lpar=(), rpar=()) if isinstance(base, cst.Call) else base
+    if isinstance(base, cst.Call) and method_name(base) == "detach":
+        return cst.Call(func=cst.Attribute(value=base, attr=cst.Name("float")))
+    detached = cst.Call(func=cst.Attribute(value=base, attr=cst.Name("detach")))
+    return cst.Call(func=cst.Attribute(value=detached, attr=cst.Name("float")))
+
+
+def _wrapped(kind: str):
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.BaseExpression)
+        return cst.Call(func=cst.Name(kind), args=[cst.Arg(value=updated.with_changes(lpar=(), rpar=()))])
+
+    return transform
+
+
+def _under_interval(test: str, created: set[int]):
+    """Wrap a statement in ``if <test>:``; its comment lines move onto the ``if``."""
+    condition = cst.parse_expression(test)
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        wrapped = cst.If(
+            test=condition,
+            body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=())]),
+            leading_lines=updated.leading_lines,
+        )
+        created.add(id(wrapped))
+        return wrapped
+
+    return transform
+
+
+def _merge_adjacent(created: set[int]):
+    """Merge consecutive ``if`` blocks this rule created with the same test into one."""
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.IndentedBlock)
+        merged: list[cst.BaseStatement] = []
+        for statement in updated.body:
+            previous = merged[-1] if merged else None
+            if (
+                isinstance(statement, cst.If)
+                and isinstance(previous, cst.If)
+                and id(statement) in created
+                and id(previous) in created
+                and cst.Module([]).code_for_node(statement.test) == cst.Module([]).code_for_node(previous.test)
+                and isinstance(previous.body, cst.IndentedBlock)
+                and isinstance(statement.body, cst.IndentedBlock)
+            ):
+                inner = list(statement.body.body)
+                inner[0] = inner[0].with_changes(leading_lines=statement.leading_lines)
+                joined = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
+                created.add(id(joined))
+                merged[-1] = joined
+                continue
+            merged.append(statement)
+        return updated.with_changes(body=merged)
+
+    return transform
+
+
+class HostSyncAccumulate(Rule):
+    """Keep per-step accumulations of losses and counts on the device.
+
+    What it does:
+        In a step loop (a loop that calls ``.backward()``, ``.zero_grad()`` or an optimizer's
+        ``.step()``, directly or through a function of the same file) or an evaluation loop over
+        a loader, ``running += loss.item()`` becomes ``running += loss.detach().float()`` and
+        ``correct += (pred == y).sum().item()`` (or ``.cpu().numpy()``) becomes
+        ``correct += (pred == y).sum()``: the accumulator is a device tensor. Every place the
+        accumulator is read (the print after the loop, the logging branch, the ``return``) gets one
+        conversion, ``float(running)`` / ``int(correct)``. ``losses.append(loss.item())`` appends
+        ``loss.detach().float()`` when the list is only consumed through ``sum()``, ``len()`` or
+        indexing, which are converted with ``float(...)``; otherwise (``np.mean(losses)``,
+        ``json.dump``, the list returned or passed on) it gets an NRN605 marker, as do
+        accumulators that are read every step, attributes (``self.total``), globals.
+
+    Why:
+        ``.item()`` copies the value to the host and waits for every queued device operation
+        (TorchNeuron implements it as ``self.cpu().item()``): one full host sync per step, which
+        stalls the asynchronous device queue. Summing on the device costs nothing; the single
+        conversion happens where the value is shown.
+
+    Before:
+        for images, targets in loader:
+            ...
+            running_loss += loss.item()
+            correct += (outputs.argmax(1) == targets).sum().item()
+        print(f"loss {running_loss / len(loader):.4f} acc {correct / total:.2f}")
+
+    After:
+        for images, targets in loader:
+            ...
+            running_loss += loss.detach().float()
+            correct += (outputs.argmax(1) == targets).sum()
+        print(f"loss {float(running_loss) / len(loader):.4f} acc {int(correct) / total:.2f}")
+
+    Safety:
+        Safe: values are the same up to float32 summation (the loss is accumulated as a float32
+        tensor instead of a Python float). Step loops are found by the heuristic above; a step
+        done through an object's ``__call__`` with no ``zero_grad()`` in the loop, or a loop in a
+        function reached only through another module, is missed. Reads are found by name in the
+        enclosing function; an accumulator whose reads cannot all be converted is left as it is
+        with an NRN605 marker. ``float(x)``/``int(x)`` work for both the initial Python number and
+        the tensor, so a loop that never runs still works.
+    """
+
+    code: ClassVar[str] = "NRN601"
+    name: ClassVar[str] = "host-sync-accumulate"
+    summary: ClassVar[str] = "step-loop accumulations of loss.item()/.sum().item() kept on the device; one conversion where read"
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = _TRIGGERS
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN605": "per-step .item() accumulated on the host where it cannot be kept on the device: review marker",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = _ORDER
+
+    def visit_Module(self, node: cst.Module) -> None:
+        analysis = analysis_for(self)
+        for site in analysis.of_kind(ACCUMULATE, APPEND):
+            if site.note:
+                self._mark(site)
+            else:
+                self._convert(site)
+
+    def _convert(self, site: Site) -> None:
+        module = self.context.module
+        for sync in site.syncs:
+            shown = _describe(sync, module)
+            self.replace(sync, _device_value, f"{shown} accumulated on the device (no host sync per step)")
+        for node, kind in site.wraps:
+            self.replace(node, _wrapped(kind), None)
+
+    def _mark(self, site: Site) -> None:
+        shown = _describe(site.syncs[0], self.context.module) if site.syncs else "value"
+        if site.kind == APPEND:
+            message = f"{shown} appended every step ({site.note}): append .detach() and convert once where read"
+        else:
+            message = f"{shown} accumulated on the host every step ({site.note}): accumulate .detach() on device"
+        self.mark(site.node, message, code="NRN605")
+
+
+class HostSyncLogging(Rule):
+    """Move per-step logging of device values under a logging interval.
+
+    What it does:
+        In a step loop, a logging statement that reads a device value every step —
+        ``print(f"... {loss.item():.4f}")``, ``pbar.set_postfix(loss=loss.item())``,
+        ``tqdm.write``, ``writer.add_scalar(..., loss.item(), step)``, ``logger.info``/``wandb.log``,
+        a tensor formatted with an f-string or ``%``, ``float(loss)``, or an accumulator the NRN601
+        rule keeps on the device — is wrapped in ``if <step> % <interval> == 0:``. The interval is
+        the one the loop already uses (``if iter_num % log_interval == 0``), else a name spelled
+        like one in the function or module (``log_interval``, ``print_freq``, ``log_every``,
+        ``args.log_interval``...), else a new module constant ``LOG_INTERVAL = 10`` (set with
+        ``--log-interval``). The step is the loop's ``enumerate`` index, else a counter the loop
+        increments by one; a ``for`` loop with neither gets ``enumerate()`` added (``step``).
+        ``torch.cuda.synchronize()``/``torch.neuron.synchronize()`` run every step (for timing) move
+        under the same interval (NRN604). A ``while`` loop with no counter gets an NRN607 marker.
+
+    Why:
+        Reading a device value as text is a host sync (``.item()`` copies to the host and waits
+        for the device queue). Once per step it serialises the host with the device; every N
+        steps it costs nothing measurable. ``synchronize()`` every step does the same for timing
+        that is only printed every N steps.
+
+    Before:
+        for step, (x, y) in enumerate(loader):
+            ...
+            print(f"step {step} loss {loss.item():.4f}")
+
+    After:
+        LOG_INTERVAL = 10  # steps between logged (host-synchronising) values
+        ...
+        for step, (x, y) in enumerate(loader):
+            ...
+            if step % LOG_INTERVAL == 0:
+                print(f"step {step} loss {loss.item():.4f}")
+
+    Safety:
+        Review: output frequency changes (one line per interval instead of per step; a
+        progress-bar postfix updates every N steps). Statements already under an ``if`` that uses
+        ``%`` or ``==``, or in a branch that ends in ``break``/``return``/``raise``/``sys.exit``,
+        are left. A logging helper the loop calls (``log_metrics(loss)``) is not seen (known miss).
+        A moved ``synchronize()`` that guarded something other than timing must be put back.
+    """
+
+    code: ClassVar[str] = "NRN603"
+    name: ClassVar[str] = "host-sync-logging"
+    summary: ClassVar[str] = "per-step logging of device values (loss.item(), set_postfix, add_scalar) moved under a logging interval"
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = _TRIGGERS
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN604": "per-step torch.cuda/neuron.synchronize() moved under the logging interval",
+        "NRN607": "per-step logging in a loop with no step counter: review marker",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = _ORDER
+
+    def visit_Module(self, node: cst.Module) -> None:
+        analysis = analysis_for(self)
+        moved_loops: dict[int, StepLoop] = {}
+        created: set[int] = set()
+        blocks: dict[int, tuple[cst.CSTNode, int]] = {}
+        for site in analysis.of_kind(LOG, SYNCHRONIZE):
+            if self._move(site, created):
+                moved_loops[id(site.loop.node)] = site.loop
+                block = self.parent(site.statement)
+                if isinstance(block, cst.IndentedBlock):
+                    count = blocks.get(id(block), (block, 0))[1]
+                    blocks[id(block)] = (block, count + 1)
+        for block, count in blocks.values():
+            if count > 1:
+                self.replace(block, _merge_adjacent(created), None, code="NRN603")
+        for loop in moved_loops.values():
+            if loop.needs_enumerate:
+                self._add_enumerate(loop)
+        if any(loop.uses_constant for loop in moved_loops.values()) and not self._has_constant(node):
+            self._insert_constant(analysis)
+
+    def _move(self, site: Site, created: set[int]) -> bool:
+        loop = site.loop
+        shown = _describe(site.node, self.context.module)
+        code = "NRN604" if site.kind == SYNCHRONIZE else "NRN603"
+        if loop.counter is None:
+            what = "synchronize()" if site.kind == SYNCHRONIZE else "logging"
+            self.mark(site.node, f"per-step {what} syncs with the host; add a step counter and run it every N steps", code="NRN607")
+            return False
+        test = f"{loop.counter} % {loop.interval} == 0"
+        verb = "synchronize()" if site.kind == SYNCHRONIZE else shown
+        self.replace(site.statement, _under_interval(test, created), f"{verb} moved under `if {test}:` (was every step)", code=code)
+        return True
+
+    def _add_enumerate(self, loop: StepLoop) -> None:
+        counter = loop.counter
+        assert counter is not None and isinstance(loop.node, cst.For)
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.For)
+            target = updated.target
+            if isinstance(target, cst.Tuple) and not target.lpar:
+                target = target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            pair = cst.Tuple(
+                elements=[cst.Element(cst.Name(counter), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))), cst.Element(target)],
+                lpar=[],
+                rpar=[],
+            )
+            return updated.with_changes(target=pair, iter=cst.Call(func=cst.Name("enumerate"), args=[cst.Arg(updated.iter)]))
+
+        self.replace(loop.node, transform, f"step counter `{counter}` added with enumerate() for the logging interval", code="NRN603")
+
+    def _has_constant(self, module: cst.Module) -> bool:
+        for statement in module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign) and any(dotted(t.target) == CONSTANT for t in small.targets):
+                        return True
+        return False
+
+    def _insert_constant(self, analysis: Analysis) -> None:
+        anchor = analysis.constant_anchor
+        if anchor is None:
+            return
+        statement = cst.parse_statement(
+            f"{CONSTANT} = {int(self.options.log_interval)}  # steps between logged (host-synchronising) values\n"
+        )
+        message = f"{CONSTANT} = {self.options.log_interval} added (--log-interval)"
+        if analysis.constant_before:
+            self.insert_before(anchor, [statement], message, code="NRN603")
+        else:
+            spaced = statement.with_changes(leading_lines=[cst.EmptyLine()])
+            self.insert_after(anchor, [spaced], message, code="NRN603")
+
+
+class HostSyncControlFlow(Rule):
+    """Mark host syncs that feed control flow, and the per-step syncs no rule could move.
+
+    What it does:
+        In a step loop, a ``.item()``/``float(t)``/``bool(t)`` or an implicit truth test of a
+        tensor that decides control flow — ``if not math.isfinite(loss.item()):``,
+        ``if torch.isnan(loss):``, ``if loss < best:``, ``loss_value = loss.item()`` later tested,
+        ``assert`` — stays and gets an NRN602 marker naming the cost and the on-device
+        alternative. Any other ``.item()``/``.tolist()``/``.numpy()`` left on the per-step path
+        (``metric_logger.update(loss=loss.item())``) gets an NRN606 marker, including those inside a
+        function or method of the same file that the loop calls every step (``f()``, ``self.m()``,
+        ``obj.m()`` with ``obj = LocalClass(...)``; one call level deep), such as a
+        ``MetricLogger.update`` that calls ``v.item()``. Markers start with
+        ``# porter: NRN6`` so ``porter check`` counts the sync below as accounted for.
+
+    Why:
+        Each of these waits for the device every step. Control flow on a device value cannot be
+        moved without changing the program, so a person decides: check on the device
+        (``torch.isfinite(loss)``) and read it every N steps, or accept the sync.
+
+    Before:
+        if not math.isfinite(loss.item()):
+            raise RuntimeError("loss diverged")
+
+    After:
+        # porter: NRN602 loss.item() feeds control flow: one host sync per step; test on device every N steps
+        if not math.isfinite(loss.item()):
+            raise RuntimeError("loss diverged")
+
+    Safety:
+        Review markers only; code is unchanged. Tensor names are recognised by use (receivers of
+        ``.backward()``/``.item()``/``.detach()``, names like ``loss`` assigned from a call); a tensor
+        under another name tested with ``if t > 0`` is missed. Syncs inside an interval branch
+        (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked.
+    """
+
+    code: ClassVar[str] = "NRN602"
+    name: ClassVar[str] = "host-sync-control-flow"
+    summary: ClassVar[str] = "per-step .item() that feeds control flow (NaN checks, early stopping): review marker"
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = _TRIGGERS
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN606": "another host sync left on the per-step path: review marker",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = _ORDER
+
+    def visit_Module(self, node: cst.Module) -> None:
+        analysis = analysis_for(self)
+        module = self.context.module
+        for site in analysis.of_kind(CONTROL):
+            shown = _describe(site.syncs[0], module) if site.syncs else "a tensor"
+            text = module.code_for_node(site.node) + site.note
+            if any(word in text for word in ("isfinite", "isnan", "isinf")):
+                advice = "test on device (torch.isfinite) every N steps"
+            else:
+                advice = "compare on device (torch.minimum/torch.where) and read it every N steps"
+            self.mark(site.node, f"{shown} feeds control flow: one host sync per step; {advice}")
+        for site in analysis.of_kind(RESIDUAL):
+            shown = _describe(site.syncs[0], module)
+            where = f" ({site.note})" if site.note else ""
+            self.mark(
+                site.node,
+                f"{shown} syncs with the host every step{where}; keep it on device or read it every N steps",
+                code="NRN606",
+            )

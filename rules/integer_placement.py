@@ -1,0 +1,125 @@
+"""NRN105: integer device placements ``.to(local_rank)`` become ``.to(f"neuron:{local_rank}")``."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._device import INT_DEVICE_NAME
+from porter.rules._helpers import dotted, keyword, method_name, positional
+
+
+class IntegerPlacement(Rule):
+    """Port placements that name the device by an integer index.
+
+    What it does:
+        ``model.to(local_rank)`` → ``model.to(f"neuron:{local_rank}")``, ``x.to(0)`` →
+        ``x.to("neuron:0")``, ``torch.zeros(4, device=gpu_id)`` → ``torch.zeros(4,
+        device=f"neuron:{gpu_id}")``, ``x.to(device=self.gpu_id, non_blocking=True)`` likewise.
+        With ``--style accelerator`` nothing changes: in torch 2.13 an integer device is an index
+        of the current accelerator, which is already device-generic.
+
+    Why:
+        In CUDA code an integer device means ``cuda:N``. On Trainium the device index of a
+        process equals its local rank (facts §1.2), so ``f"neuron:{local_rank}"`` keeps the
+        placement and states the device type, as the AWS examples write it.
+
+    Before:
+        self.gpu_id = int(os.environ["LOCAL_RANK"])
+        self.model = model.to(self.gpu_id)
+        source = source.to(self.gpu_id)
+
+    After:
+        self.gpu_id = int(os.environ["LOCAL_RANK"])
+        self.model = model.to(f"neuron:{self.gpu_id}")
+        source = source.to(f"neuron:{self.gpu_id}")
+
+    Safety:
+        Safe where the heuristic holds. Argument heuristic (``.to`` has no qualified receiver): the
+        argument is an integer literal; or a name or attribute whose last part is a conventional
+        index name (``local_rank``, ``rank``, ``gpu``, ``gpu_id``, ``device_id``, ``args.gpu``,
+        ...); or a name/attribute this file assigns from ``int(...)`` (``int(os.environ
+        ["LOCAL_RANK"])``), annotates as ``int``, binds with ``for i in range(...)``, or copies
+        from such a name (``self.gpu_id = gpu_id``). Known misses (left unchanged): an index held
+        in any other name (``d``, ``idx``), or one that arrives through a function call or
+        another module. A variable called ``rank`` that holds a device string would be wrapped
+        wrongly (not seen in practice).
+    """
+
+    code: ClassVar[str] = "NRN105"
+    name: ClassVar[str] = "integer-placement"
+    summary: ClassVar[str] = 'integer device placement .to(local_rank) -> .to(f"neuron:{local_rank}")'
+    safety: ClassVar[Safety] = Safety.SAFE
+    triggers: ClassVar[tuple[str, ...]] = (".to(", "device=")
+    order: ClassVar[int] = 10
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._ints = _integer_names(node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.options.style == "accelerator":
+            return
+        if method_name(node) == "to":
+            arg = positional(node, 0) or keyword(node, "device")
+        elif any(name.startswith("torch.") for name in self.qualified(node.func)):
+            arg = keyword(node, "device")
+        else:
+            return
+        if arg is None or not self._is_index(arg.value):
+            return
+        new = self._neuron(arg.value)
+        self.replace(arg, lambda n: n.with_changes(value=new), 'integer device -> f"neuron:{index}"')  # type: ignore[attr-defined]
+
+    def _is_index(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Integer):
+            return True
+        text = dotted(value)
+        if text is None:
+            return False
+        return text in self._ints or bool(INT_DEVICE_NAME.match(text.split(".")[-1]))
+
+    def _neuron(self, value: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(value, cst.Integer):
+            return cst.SimpleString(f'"neuron:{value.value}"')
+        return cst.parse_expression(f'f"neuron:{{{dotted(value)}}}"')
+
+
+def _integer_names(module: cst.Module) -> set[str]:
+    """Dotted names the file shows to hold ints (``x = int(...)``, ``x: int``, ``for x in range``)."""
+    found: set[str] = set()
+    copies: list[tuple[str, str]] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            for target in node.targets:
+                name = dotted(target.target)
+                if name is None:
+                    continue
+                value = node.value
+                if isinstance(value, cst.Call) and dotted(value.func) == "int":
+                    found.add(name)
+                elif dotted(value) is not None:
+                    copies.append((name, dotted(value) or ""))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            name = dotted(node.target)
+            if name is not None and dotted(node.annotation.annotation) == "int":
+                found.add(name)
+
+        def visit_Param(self, node: cst.Param) -> None:
+            if node.annotation is not None and dotted(node.annotation.annotation) == "int":
+                found.add(node.name.value)
+
+        def visit_For(self, node: cst.For) -> None:
+            name = dotted(node.target)
+            if name is not None and isinstance(node.iter, cst.Call) and dotted(node.iter.func) == "range":
+                found.add(name)
+
+    module.visit(_Collect())
+    for target, source in copies:
+        if source in found or INT_DEVICE_NAME.match(source.split(".")[-1]):
+            found.add(target)
+    return found

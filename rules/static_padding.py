@@ -1,0 +1,327 @@
+"""NRN711-NRN713: static sequence shapes for Hugging Face tokenizers, collators and generate()."""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.changes import Safety
+from porter.rule import Rule
+from porter.rules._helpers import dotted, keyword, method_name, add_keyword_keep_layout, string_value
+
+PAD_MULTIPLE = 128  # SBUF/PSUM partition width (facts §3); not a documented Neuron padding rule
+_TOKENIZER_NAME = re.compile(r"(?i)(tokenizer|tokeniser|^tok$|_tok$|processor)$")
+_TOKENIZER_METHODS = frozenset({"encode_plus", "batch_encode_plus", "__call__"})
+_COLLATORS = frozenset(
+    {
+        "DataCollatorWithPadding",
+        "DataCollatorForLanguageModeling",
+        "DataCollatorForSeq2Seq",
+        "DataCollatorForTokenClassification",
+    }
+)
+_FALSE_TRUNCATION = frozenset({"False", "None"})
+_GENERATION_KEYWORDS = frozenset(
+    {"max_new_tokens", "max_length", "do_sample", "num_beams", "input_ids", "attention_mask", "generation_config", "top_p", "top_k", "temperature"}
+)
+_MODEL_NAME = re.compile(r"(?i)(model|lm|net|generator|policy|llm|unwrapped)")
+
+
+def _pad_value(call: cst.Call) -> str | None:
+    """``padding=True`` -> "true", ``padding="longest"`` -> "longest", else None (nothing to do)."""
+    arg = keyword(call, "padding")
+    if arg is None:
+        return None
+    if isinstance(arg.value, cst.Name) and arg.value.value == "True":
+        return "true"
+    if string_value(arg.value) == "longest":
+        return "longest"
+    return None
+
+
+def _truncates(call: cst.Call) -> bool:
+    arg = keyword(call, "truncation")
+    if arg is None:
+        return False
+    if isinstance(arg.value, cst.Name):
+        return arg.value.value not in _FALSE_TRUNCATION
+    value = string_value(arg.value)
+    if value is not None:
+        return value != "do_not_truncate"
+    return False  # a variable: unknown
+
+
+def _quote_like(call: cst.Call) -> str:
+    arg = keyword(call, "padding")
+    if arg is not None and isinstance(arg.value, cst.SimpleString):
+        return arg.value.quote
+    return '"'
+
+
+def _may_be_none(node: cst.BaseExpression) -> bool:
+    """``None`` or a conditional with a ``None`` branch (``8 if use_fp16 else None``)."""
+    if isinstance(node, cst.Name):
+        return node.value == "None"
+    if isinstance(node, cst.IfExp):
+        return _may_be_none(node.body) or _may_be_none(node.orelse)
+    return False
+
+
+class StaticPadding(Rule):
+    """Pad tokenized batches to a static length.
+
+    What it does:
+        A tokenizer call (``tokenizer(...)``, ``self.tokenizer(...)``, ``tok.encode_plus(...)``,
+        ``batch_encode_plus``) with ``padding=True`` or ``padding="longest"`` becomes
+        ``padding="max_length"`` when it truncates to a known ``max_length`` (one static shape,
+        never longer than the truncation length); otherwise it keeps its padding and gets
+        ``pad_to_multiple_of=128`` (or a literal ``max_length`` below 128, so a sequence within
+        it is never padded past it) (NRN711). ``DataCollatorWithPadding``,
+        ``DataCollatorForLanguageModeling``, ``DataCollatorForSeq2Seq`` and
+        ``DataCollatorForTokenClassification`` without ``pad_to_multiple_of`` (or with one that can be
+        ``None``, like the HF examples' ``8 if accelerator.use_fp16 else None``) get
+        ``pad_to_multiple_of=128`` (NRN712) — or, when a tokenizer call of the file truncates to a
+        ``max_length`` that is visible at the collator, ``pad_to_multiple_of=<that max_length>`` (every
+        batch exactly that long, never longer); when it is not visible, a marker instead (128 could
+        pad past the truncation length and the model's positions). TRL configs are left to the Hugging Face rules.
+
+    Why:
+        TorchNeuron compiles one graph per input shape (facts §3). Padding to the longest
+        sequence of each batch makes almost every batch a new shape, so a new compile.
+        ``max_length`` padding gives one shape; ``pad_to_multiple_of=128`` bounds the shapes to a
+        few buckets (128 is the SBUF partition width; a 128 multiple is not itself a documented
+        Neuron rule — unverified).
+
+    Before:
+        enc = tokenizer(texts, padding=True, truncation=True, max_length=256, return_tensors="pt")
+        enc = tokenizer(texts, padding="longest", return_tensors="pt")
+        collator = DataCollatorWithPadding(tokenizer)
+
+    After:
+        enc = tokenizer(texts, padding="max_length", truncation=True, max_length=256, return_tensors="pt")
+        enc = tokenizer(texts, padding="longest", return_tensors="pt", pad_to_multiple_of=128)
+        collator = DataCollatorWithPadding(tokenizer, pad_to_multiple_of=128)
+
+    Safety:
+        Review: batches are longer (more compute on padding tokens, same results with the
+        attention mask). ``pad_to_multiple_of=128`` can pad past a model's maximum positions when
+        that maximum is not a multiple of 128 and no truncation bounds the length (measured: a
+        64-position model crashes in its position embedding) — check the model config.
+        Tokenizers are recognised by name (``tokenizer``, ``tok``, ``processor``, ending in
+        ``_tokenizer``); a tokenizer held under another name is missed. Collators are matched by
+        qualified name (``transformers.DataCollatorWithPadding``), any import spelling.
+    """
+
+    code: ClassVar[str] = "NRN711"
+    name: ClassVar[str] = "static-padding"
+    summary: ClassVar[str] = 'tokenizer padding=True/"longest" -> "max_length" (or pad_to_multiple_of=128); HF collators padded to a fixed multiple'
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = ("padding", "DataCollator")
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN712": "Hugging Face data collator -> pad_to_multiple_of=<truncation length> or 128 (bounded sequence shapes)",
+    }
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 70
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if any(arg.star for arg in node.args):
+            return
+        collator = self._collator(node)
+        if collator is not None:
+            self._pad_collator(node, collator)
+            return
+        if self._is_tokenizer_call(node):
+            self._pad_tokenizer(node)
+
+    def _collator(self, call: cst.Call) -> str | None:
+        for name in self.qualified(call.func):
+            head, _, last = name.rpartition(".")
+            if last in _COLLATORS and head.split(".")[0] == "transformers":
+                return last
+        return None
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # Truncation lengths of the file's tokenizer calls: a collator must never pad past them.
+        self._max_lengths: list[cst.BaseExpression] = []
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            current = stack.pop()
+            stack.extend(current.children)
+            if isinstance(current, cst.Call) and self._is_tokenizer_call(current) and _truncates(current):
+                found = keyword(current, "max_length")
+                if found is not None:
+                    self._max_lengths.append(found.value)
+
+    def _collator_multiple(self, call: cst.Call) -> cst.BaseExpression | None | bool:
+        """What to pad the collator's batches to a multiple of.
+
+        128 when no tokenizer of the file truncates; the truncation length when one does and its
+        expression is visible at the collator (so every batch is padded to exactly that length);
+        False when it is not visible (padding to 128 could pass it: marker instead).
+        """
+        if not self._max_lengths:
+            return cst.Integer(str(PAD_MULTIPLE))
+        module = self.context.module
+        if len({module.code_for_node(length) for length in self._max_lengths}) > 1:
+            return False  # several truncation lengths: which one feeds this collator is not in view
+        length = self._max_lengths[0]
+        if isinstance(length, cst.Integer):
+            return length
+        root = (dotted(length) or "").split(".")[0]
+        if root and root in self._visible_names(call):
+            return length
+        return False
+
+    def _visible_names(self, call: cst.Call) -> set[str]:
+        names: set[str] = set()
+        for statement in self.context.module.body:
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        names.update(t.target.value for t in small.targets if isinstance(t.target, cst.Name))
+        for ancestor in self.ancestors(call):
+            if isinstance(ancestor, cst.FunctionDef):
+                names.update(param.name.value for param in ancestor.params.params)
+                stack: list[cst.CSTNode] = [ancestor.body]
+                while stack:
+                    current = stack.pop()
+                    stack.extend(current.children)
+                    if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name):
+                        names.add(current.target.value)
+        return names
+
+    def _pad_collator(self, call: cst.Call, collator: str) -> None:
+        existing = keyword(call, "pad_to_multiple_of")
+        multiple = self._collator_multiple(call)
+        if existing is not None:
+            if _may_be_none(existing.value) and isinstance(multiple, cst.BaseExpression):
+                # pad_to_multiple_of=(8 if accelerator.use_fp16 else None): None under bf16 on Neuron
+                shown = self.context.module.code_for_node(multiple)
+                self.replace(
+                    existing.value,
+                    multiple,
+                    f"{collator}: pad_to_multiple_of={shown} (the fp16-only value is None on Neuron)",
+                    code="NRN712",
+                )
+            elif _may_be_none(existing.value):
+                self.mark(call, f"{collator}: pad_to_multiple_of is None off fp16: set it to the tokenizer's max_length", code="NRN712")
+            return
+        if len([arg for arg in call.args if arg.keyword is None]) > 2:
+            return  # positional pad_to_multiple_of possible
+        padding = keyword(call, "padding")
+        if padding is not None and string_value(padding.value) == "max_length":
+            return
+        if multiple is False or multiple is None or isinstance(multiple, bool):
+            self.mark(
+                call,
+                f"{collator} pads to the longest sequence: set pad_to_multiple_of to the tokenizer's max_length",
+                code="NRN712",
+            )
+            return
+        value = multiple
+        shown = self.context.module.code_for_node(value)
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return add_keyword_keep_layout(updated, "pad_to_multiple_of", value)
+
+        why = "bounded shapes; check the model's max positions" if shown == str(PAD_MULTIPLE) else "the truncation length: one shape"
+        self.replace(call, transform, f"{collator}: pad_to_multiple_of={shown} ({why})", code="NRN712")
+
+    def _is_tokenizer_call(self, call: cst.Call) -> bool:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _TOKENIZER_METHODS:
+            receiver = dotted(func.value) or ""
+            return bool(_TOKENIZER_NAME.search(receiver.split(".")[-1]))
+        text = dotted(func) or ""
+        return bool(text) and bool(_TOKENIZER_NAME.search(text.split(".")[-1]))
+
+    def _pad_tokenizer(self, call: cst.Call) -> None:
+        pad = _pad_value(call)
+        if pad is None or keyword(call, "pad_to_multiple_of") is not None:
+            return
+        max_length = keyword(call, "max_length")
+        if max_length is not None and _truncates(call):
+            quote = _quote_like(call)
+
+            def to_max_length(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.Call)
+                return add_keyword_keep_layout(updated, "padding", cst.SimpleString(f"{quote}max_length{quote}"))
+
+            shown = self.context.module.code_for_node(max_length.value)
+            self.replace(
+                call,
+                to_max_length,
+                f'padding="max_length": every batch padded to the truncation length ({shown}), one static shape',
+            )
+            return
+
+        # Never pad past a literal max_length below 128: pad to a multiple of it instead.
+        multiple = PAD_MULTIPLE
+        if max_length is not None and isinstance(max_length.value, cst.Integer):
+            multiple = min(PAD_MULTIPLE, int(max_length.value.evaluated_value))
+
+        def add_multiple(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return add_keyword_keep_layout(updated, "pad_to_multiple_of", cst.Integer(str(multiple)))
+
+        self.replace(
+            call,
+            add_multiple,
+            f"pad_to_multiple_of={multiple}: bounded shapes (no known truncation length; check the model's max positions)",
+        )
+
+
+class GenerateStaticCache(Rule):
+    """Use a static KV cache for ``model.generate(...)``.
+
+    What it does:
+        A ``.generate(...)`` call on a model (receiver named like ``model``/``lm``/``net``, or a call
+        with generation keywords such as ``max_new_tokens``) without ``cache_implementation``,
+        ``past_key_values`` or ``**kwargs`` gets ``cache_implementation="static"``.
+
+    Why:
+        The default dynamic KV cache grows by one token per decoding step: a new shape, so a new
+        compile, every token. A static cache is allocated once at its full length; the decoding
+        graph keeps one shape (the TorchNeuron Whisper example and the HF inference tutorial use
+        ``cache_implementation="static"``, facts §3).
+
+    Before:
+        out = model.generate(input_ids, max_new_tokens=32)
+
+    After:
+        out = model.generate(input_ids, max_new_tokens=32, cache_implementation="static")
+
+    Safety:
+        Review: the cache is allocated for the whole ``max_length`` up front (more memory), and a
+        model class without static-cache support raises at the first call. The receiver is
+        recognised by name or by generation keywords (a ``.generate`` of an unrelated object
+        called with ``max_length=`` would be changed — rare).
+    """
+
+    code: ClassVar[str] = "NRN713"
+    name: ClassVar[str] = "generate-static-cache"
+    summary: ClassVar[str] = 'model.generate(...) -> cache_implementation="static" (one decoding shape)'
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = (".generate(",)
+    requires_port_context: ClassVar[bool] = True
+    order: ClassVar[int] = 70
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if method_name(node) != "generate" or any(arg.star for arg in node.args):
+            return
+        if keyword(node, "cache_implementation") is not None or keyword(node, "past_key_values") is not None:
+            return
+        receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None  # type: ignore[union-attr]
+        named = receiver is not None and bool(_MODEL_NAME.search(receiver.split(".")[-1]))
+        generation = any(arg.keyword is not None and arg.keyword.value in _GENERATION_KEYWORDS for arg in node.args)
+        if not (named or generation):
+            return
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return add_keyword_keep_layout(updated, "cache_implementation", cst.SimpleString('"static"'))
+
+        self.replace(node, transform, 'cache_implementation="static": one KV-cache shape for every decoding step')

@@ -1,0 +1,32 @@
+"""Parity port of cnn_cuda.py: neuron device, compiled, no per-step sync."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.fc(torch.flatten(x, 1))
+
+
+model = Net().to("neuron")
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+step_model = torch.compile(model, backend="neuron", fullgraph=True)
+images = torch.randn(32, 3, 8, 8)
+labels = torch.randint(0, 10, (32,))
+for step in range(6):
+    x = images[step * 4:(step + 1) * 4].to("neuron", non_blocking=True)
+    y = labels[step * 4:(step + 1) * 4].to("neuron", non_blocking=True)
+    loss = F.cross_entropy(step_model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    if step % 3 == 0:
+        print("loss", loss.item())

@@ -1,0 +1,117 @@
+"""Each collector against a crafted script: the right finding, at the right source line."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from conftest import check, findings, marked_line
+
+
+def test_clean_port_compiles_and_passes() -> None:
+    code, report = check("mlp_port.py", "--steps", "4")
+    assert code == 0, report["findings"]
+    assert report["target"] == "emulated"
+    assert "upstream torch-mlir approximation of TorchNeuron's front end" in report["target_description"]
+    stages = {s["name"]: s["ran"] for s in report["stages"]}
+    assert stages["Dynamo"] and stages["AOTAutograd"] and stages["StableHLO lowering"]
+    assert not stages["neuronx-cc / NEFF"] and not stages["Neuron runtime"]
+    kinds = sorted(g["kind"] for g in report["graphs"])
+    assert kinds == ["backward", "forward"]
+    assert all(g["status"] == "lowered" for g in report["graphs"])
+    assert report["steps_run"] == 4 and len(report["losses"]) == 4
+    # the logging-interval .item() is not a per-step sync
+    assert report["syncs_per_step"]["per step (findings)"] == 0
+    assert report["syncs_per_step"]["per step (steps >= 1, all)"] > 0
+
+
+def test_item_every_step_is_a_host_sync_at_its_line() -> None:
+    code, report = check("item_in_loop.py", "--steps", "4")
+    assert code == 1
+    syncs = findings(report, "host-sync")
+    assert [(f["line"], f["severity"]) for f in syncs] == [(marked_line("item_in_loop.py", "SYNC-LINE"), "error")]
+    assert syncs[0]["file"] == "item_in_loop.py"
+    assert "item" in syncs[0]["message"] and syncs[0]["count"] == 3  # steps 1, 2, 3
+
+
+def test_shape_change_at_step_3_is_a_recompile_after_warmup() -> None:
+    code, report = check("shape_change.py", "--steps", "5")
+    assert code == 1
+    recompiles = [f for f in findings(report, "recompile") if f["severity"] == "error"]
+    assert len(recompiles) == 1
+    assert recompiles[0]["line"] == marked_line("shape_change.py", "RECOMPILE-LINE")
+    assert "step 3" in recompiles[0]["message"] and "size mismatch" in recompiles[0]["message"]
+    (region,) = report["shapes"]
+    assert len(region["shapes"]) == 2  # batch 4 and batch 3: two compiles on Neuron
+
+
+def test_data_dependent_branch_is_a_graph_break_under_fullgraph() -> None:
+    code, report = check("graph_break.py", "--steps", "3")
+    assert code == 1
+    breaks = findings(report, "graph-break")
+    assert [(f["file"], f["line"]) for f in breaks] == [("graph_break.py", marked_line("graph_break.py", "BREAK-LINE"))]
+    assert breaks[0]["severity"] == "error" and "fullgraph=True" in breaks[0]["message"]
+    assert "Data-dependent" in breaks[0]["message"]
+
+
+DUMP_DIR = Path(tempfile.gettempdir()) / "porter-check-tests" / "dump-lowering-fail"
+
+
+def test_op_that_does_not_lower_is_named_with_its_line() -> None:
+    shutil.rmtree(DUMP_DIR, ignore_errors=True)
+    code, report = check("lowering_fail.py", "--steps", "2", "--bisect", "--dump", str(DUMP_DIR))
+    assert code == 1
+    (failure,) = findings(report, "lowering")
+    assert "aten._fft_r2c" in failure["message"]
+    assert failure["line"] == marked_line("lowering_fail.py", "FFT-LINE")
+    failed = [g for g in report["graphs"] if g["status"] == "failed"]
+    assert failed and "aten._fft_r2c" in failed[0]["failed_ops"]
+    assert "aten._fft_r2c in <root>" in failed[0]["bisect"]  # --bisect: the submodule (the root) and line
+    # --dump: the trace directory holds Dynamo FX, AOT FX, and StableHLO or the lowering error
+    names = sorted(p.name for p in DUMP_DIR.iterdir())
+    assert any(n.endswith("_dynamo.fx.txt") for n in names)
+    assert any(n.endswith("_forward.aot.fx.txt") for n in names) and any(n.endswith("_backward.aot.fx.txt") for n in names)
+    assert any(n.endswith("_forward.lowering-error.txt") for n in names)
+    assert any(n.endswith("_backward.stablehlo.mlir") for n in names)
+    hlo = next(p for p in DUMP_DIR.iterdir() if p.name.endswith(".stablehlo.mlir")).read_text()
+    assert "stablehlo." in hlo
+
+
+def test_float64_on_device_is_reported_at_its_line() -> None:
+    code, report = check("float64.py", "--steps", "2")
+    lines = {f["line"] for f in findings(report, "float64")}
+    assert marked_line("float64.py", "F64-LINE") in lines
+    assert code == 0  # a warning: fails only under --strict
+    strict_code, _ = check("float64.py", "--steps", "2", "--strict")
+    assert strict_code == 1
+
+
+def test_unported_cuda_script_fails_at_the_lines_rules_change() -> None:
+    code, report = check("cuda_unported.py", "--steps", "2")
+    assert code == 1
+    assert findings(report, "no-device"), "a port that never reached the neuron device must fail"
+    lines = {(f["line"], f["rule"]) for f in findings(report, "cuda")}
+    expect = {
+        (marked_line("cuda_unported.py", "CUDA-AVAILABLE"), "NRN103"),
+        (marked_line("cuda_unported.py", "CUDA-METHOD"), "NRN102"),
+        (marked_line("cuda_unported.py", "CUDA-STRING"), "NRN102"),
+        (marked_line("cuda_unported.py", "AUTOCAST"), "NRN2xx"),
+        (marked_line("cuda_unported.py", "SYNCHRONIZE"), "NRN103"),
+        (marked_line("cuda_unported.py", "SCALER"), "NRN2xx"),
+    }
+    assert expect <= lines, lines
+
+
+def test_crash_exits_2_with_the_line() -> None:
+    code, report = check("crashes.py", "--steps", "2")
+    assert code == 2
+    crash = report["crash"]
+    assert crash["kind"] == "exception" and "RuntimeError" in crash["message"]
+    assert crash["file"].endswith("crashes.py") and crash["line"] == marked_line("crashes.py", "CRASH-LINE")
+    assert "Traceback" in crash["traceback"]
+
+
+def test_timeout_exits_2() -> None:
+    code, report = check("hangs.py", "--timeout", "6")
+    assert code == 2 and report["crash"]["kind"] == "timeout"

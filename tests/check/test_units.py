@@ -1,0 +1,81 @@
+"""Fast unit tests: source classification of syncs, the report model, the CLI surface."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from porter.check import analyze, source
+from porter.check.report import ERROR, UNVERIFIED, WARNING, CheckReport, Finding, Padding
+from porter.cli import main
+
+LOOP = """\
+for step in range(10):
+    loss = f()
+    if step % 10 == 0:
+        print(loss.item())
+        log(loss)
+    # porter: NRN602 .item() feeds control flow; runs a host sync every step
+    if loss.item() > 3:
+        break
+    total += loss.item()
+"""
+
+
+def test_interval_and_marker_lines(tmp_path: Path) -> None:
+    path = tmp_path / "loop.py"
+    path.write_text(LOOP)
+    assert source.interval_lines(str(path)) == frozenset({4, 5})
+    assert source.marked(str(path), 7) and not source.marked(str(path), 9)
+    assert source.excused([(str(path), 4)]) == "logging interval"
+    assert source.excused([(str(path), 7)]) == "marked by porter (control flow)"
+    assert source.excused([(str(path), 9)]) is None
+    # a sync in a helper called from the logging branch is excused through its caller's line
+    assert source.excused([("/elsewhere/helper.py", 3), (str(path), 5)]) == "logging interval"
+
+
+def test_per_step_syncs_only_after_warmup_and_unexcused(tmp_path: Path) -> None:
+    path = tmp_path / "loop.py"
+    path.write_text(LOOP)
+    record = {
+        "syncs": [
+            {"kind": "item", "file": str(path), "line": 9, "stack": [[str(path), 9]], "step": 0, "count": 1},
+            {"kind": "item", "file": str(path), "line": 9, "stack": [[str(path), 9]], "step": 1, "count": 1},
+            {"kind": "item", "file": str(path), "line": 9, "stack": [[str(path), 9]], "step": 2, "count": 1},
+            {"kind": "item", "file": str(path), "line": 4, "stack": [[str(path), 4]], "step": 2, "count": 1},
+            {"kind": "item", "file": str(path), "line": 7, "stack": [[str(path), 7]], "step": 2, "count": 1},
+        ],
+        "reached_device": True,
+    }
+    found = analyze.findings_of(record, str(path))
+    assert [(f.kind, f.line, f.count, f.severity) for f in found] == [("host-sync", 9, 2, ERROR)]
+    rates = analyze.syncs_per_step(record, 3)
+    assert rates["warm-up (step 0)"] == 1 and rates["per step (findings)"] == 1.0
+
+
+def test_report_is_json_serialisable_and_strict_widens_failures() -> None:
+    report = CheckReport(
+        script="x.py", target="emulated", target_description="d", steps_requested=3, steps_run=3, exit_code=0,
+        verdict="compiled", findings=(Finding("float64", WARNING, "m"), Finding("not-verified", UNVERIFIED, "g")),
+        padding=Padding(tokens=10, padded=4),
+    )
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["padding"]["fraction"] == pytest.approx(0.4)
+    assert report.failing() == ()
+    assert len(report.failing(strict=True)) == 2
+    with pytest.raises(AttributeError):
+        report.exit_code = 1  # type: ignore[misc]
+
+
+def test_help_explains_options_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--help"]) == 0
+    text = capsys.readouterr().out
+    for option in ("--steps", "--target", "--against", "--timeout", "--json", "--nproc", "--dump", "--bisect", "--strict"):
+        assert option in text
+    assert "Exit codes" in text and "upstream torch-mlir approximation" in text
+
+
+def test_missing_script_is_a_usage_error() -> None:
+    assert main(["check", "/nonexistent/train.py"]) == 2
