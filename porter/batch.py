@@ -40,7 +40,7 @@ FILES_PER_WORKER = 400  # a worker is replaced after about this many files (boun
 class Task:
     index: int
     path: str
-    notebook: bool
+    kind: str  # py | ipynb | file (see Target.kind)
     explicit: bool
     options: Options
     with_key: bool  # compute the cache key of the bytes actually ported
@@ -59,8 +59,13 @@ class Stats:
     elapsed: float = 0.0
 
 
-def kind_of(notebook: bool) -> str:
-    return "ipynb" if notebook else "py"
+def key_kind(task: Task) -> str:
+    """The kind part of a cache key. A non-Python file's port depends on its name (a
+    requirements file, a Dockerfile ...): its name and folder go into the key."""
+    if task.kind != "file":
+        return task.kind
+    parent, name = os.path.split(task.path)
+    return f"file:{os.path.basename(parent)}/{name}".lower()
 
 
 def port_target(task: Task) -> tuple[int, FileResult, str | None]:
@@ -69,17 +74,21 @@ def port_target(task: Task) -> tuple[int, FileResult, str | None]:
         data = read_source(task.path, task.options.max_file_size)
     except SourceError as error:
         return task.index, Failure(task.path, str(error), kind="read"), None
-    key = file_key(data, task.options.cache_key(), kind_of(task.notebook)) if task.with_key else None
+    key = file_key(data, task.options.cache_key(), key_kind(task)) if task.with_key else None
     if not task.explicit and is_generated(data):
         return task.index, Unchanged(task.path, skipped="generated"), None
-    return task.index, port_bytes(data, task.path, task.notebook, task.options), key
+    return task.index, port_bytes(data, task.path, task.kind, task.options), key
 
 
-def port_bytes(data: bytes, path: str, notebook: bool, options: Options) -> FileResult:
-    if notebook:
+def port_bytes(data: bytes, path: str, kind: str, options: Options) -> FileResult:
+    if kind == "ipynb":
         from porter.notebooks import port_notebook
 
         return port_notebook(data, path, options)
+    if kind == "file":
+        from porter.filetypes import port_file
+
+        return port_file(path, data, options)
     from porter.engine import port_source  # lazily: a fully cached run never loads libcst
 
     return port_source(data, path, options)
@@ -107,7 +116,7 @@ def run_batch(
             ready[index] = (Failure(target.path, target.error, kind="read"), False)
             continue
         keyed = cache is not None and cache.enabled
-        misses.append(Task(index, target.path, target.is_notebook, target.explicit, options[index], keyed))
+        misses.append(Task(index, target.path, target.kind, target.explicit, options[index], keyed))
     if cache is not None and cache.enabled:
         misses = _look_up(misses, cache, ready, stats)
     # The pool starts before the caller's progress display (a thread): fork with no threads yet.
@@ -158,7 +167,7 @@ def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult,
             ready[task.index] = (Unchanged(task.path, skipped="generated"), False)
             stats.generated += 1
             continue
-        keyed.append((task, file_key(data, task.options.cache_key(), kind_of(task.notebook)), data))
+        keyed.append((task, file_key(data, task.options.cache_key(), key_kind(task)), data))
         if len(keyed) >= 500:
             remaining.extend(_serve(keyed, cache, ready, stats))
             keyed = []

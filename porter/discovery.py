@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -63,6 +63,13 @@ class Target:
     def is_notebook(self) -> bool:
         return self.path.endswith(NOTEBOOK_SUFFIXES)
 
+    @property
+    def kind(self) -> str:
+        """``py``, ``ipynb``, or ``file`` (a non-Python file: requirements, launchers, configs)."""
+        if self.path.endswith(PYTHON_SUFFIXES):
+            return "py"
+        return "ipynb" if self.is_notebook else "file"
+
 
 def _is_virtualenv(path: str) -> bool:
     return os.path.exists(os.path.join(path, "pyvenv.cfg"))
@@ -73,11 +80,13 @@ def discover(
     suffixes: tuple[str, ...] = PYTHON_SUFFIXES,
     exclude: Sequence[str] = (),
     use_git: bool = False,
+    accept: Callable[[str], bool] | None = None,
 ) -> Iterator[Target]:
     """The files below ``paths`` that end with one of ``suffixes``, in a stable order.
 
     ``use_git`` lists folders inside a git work tree through git (honours ``.gitignore``);
-    ``exclude`` globs are matched against the path relative to the root and against each name.
+    ``exclude`` globs are matched against the path relative to the root and against each name;
+    ``accept(path)`` admits further files (the non-Python kinds porter ports).
     """
     for raw in paths:
         root = os.path.normpath(raw)
@@ -86,9 +95,9 @@ def discover(
         elif os.path.isdir(root):
             listed = git_files(root) if use_git else None
             if listed is None:
-                yield from _walk(root, suffixes, exclude)
+                yield from _walk(root, suffixes, exclude, accept)
             else:
-                yield from _from_listing(root, listed, suffixes, exclude)
+                yield from _from_listing(root, listed, suffixes, exclude, accept)
         elif os.path.exists(root):
             yield Target(root, os.path.dirname(root) or ".", os.path.basename(root), explicit=True)
         else:
@@ -132,7 +141,13 @@ def _skipped_dir(folder: str, name: str) -> bool:
     )
 
 
-def _walk(root: str, suffixes: tuple[str, ...], exclude: Sequence[str]) -> Iterator[Target]:
+def _wanted(path: str, suffixes: tuple[str, ...], accept: Callable[[str], bool] | None) -> bool:
+    return path.endswith(suffixes) or (accept is not None and accept(path))
+
+
+def _walk(
+    root: str, suffixes: tuple[str, ...], exclude: Sequence[str], accept: Callable[[str], bool] | None = None
+) -> Iterator[Target]:
     for folder, dirs, files in os.walk(root, followlinks=False):
         dirs[:] = sorted(
             d
@@ -140,9 +155,9 @@ def _walk(root: str, suffixes: tuple[str, ...], exclude: Sequence[str]) -> Itera
             if not _skipped_dir(folder, d) and not is_excluded(os.path.relpath(os.path.join(folder, d), root), exclude)
         )
         for name in sorted(files):
-            if not name.endswith(suffixes):
-                continue
             path = os.path.join(folder, name)
+            if not _wanted(path, suffixes, accept):
+                continue
             relative = os.path.relpath(path, root)
             if is_excluded(relative, exclude):
                 continue
@@ -180,10 +195,16 @@ def git_files(root: str) -> list[str] | None:
     return sorted(names)
 
 
-def _from_listing(root: str, listed: Iterable[str], suffixes: tuple[str, ...], exclude: Sequence[str]) -> Iterator[Target]:
+def _from_listing(
+    root: str,
+    listed: Iterable[str],
+    suffixes: tuple[str, ...],
+    exclude: Sequence[str],
+    accept: Callable[[str], bool] | None = None,
+) -> Iterator[Target]:
     rejected: dict[str, bool] = {}  # folder (relative) -> skipped; cached, since many files share one
     for relative in listed:
-        if not relative.endswith(suffixes) or is_excluded(relative, exclude):
+        if not _wanted(os.path.join(root, relative), suffixes, accept) or is_excluded(relative, exclude):
             continue
         if _in_skipped_folder(root, relative, rejected):
             continue

@@ -96,7 +96,7 @@ def _port_module(
     rule_classes: Sequence[type[Rule]],
 ) -> FileResult:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = FileContext(path=path, text=text, module=wrapper.module, options=options)
+    context = FileContext(path=path, text=text, module=wrapper.module, options=options, wrapper=wrapper)
     collector = ImportCollector()
     wrapper.visit_batched([*(cls(context) for cls in rule_classes), collector])
 
@@ -137,7 +137,10 @@ def _add_missing_imports(module: cst.Module, edits: Sequence[Edit]) -> cst.Modul
     # libcst's AddImportsVisitor recomputes metadata over the whole module: call it only when a
     # needed import is really missing at the top level.
     present = top_level_imports(module)
-    needed = sorted({spec for edit in edits for spec in edit.imports if (spec.module, spec.obj, spec.asname) not in present})
+    needed = sorted(
+        {spec for edit in edits for spec in edit.imports if (spec.module, spec.obj, spec.asname) not in present},
+        key=lambda spec: (spec.module, spec.obj or "", spec.asname or ""),
+    )
     if not needed:
         return module
     context = CodemodContext()
@@ -147,7 +150,11 @@ def _add_missing_imports(module: cst.Module, edits: Sequence[Edit]) -> cst.Modul
 
 
 class _EditApplier(cst.CSTTransformer):
-    """Applies edits bottom-up: a node's edits see the node with its children already edited."""
+    """Applies edits bottom-up: a node's edits see the node with its children already edited.
+
+    Comment lines above a removed statement usually introduce what follows, so they move to the
+    next statement visited (its next sibling, or the statement after its block).
+    """
 
     def __init__(self, edits: Sequence[Edit]) -> None:
         super().__init__()
@@ -156,8 +163,28 @@ class _EditApplier(cst.CSTTransformer):
             self.by_node[id(edit.target)].append(edit)
         for group in self.by_node.values():
             group.sort(key=lambda edit: edit.order)
+        self.pending_lines: list[cst.EmptyLine] = []
+        self.carried: dict[int, list[cst.EmptyLine]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.pending_lines and isinstance(node, _STATEMENTS):
+            self.carried[id(node)] = self.pending_lines
+            self.pending_lines = []
+        return True
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        result = self._apply(original_node, updated_node)
+        carried = self.carried.pop(id(original_node), None)
+        if carried and isinstance(result, _STATEMENTS):
+            result = _prepend_lines(result, carried)
+        # A block whose every statement was removed still needs a body.
+        if isinstance(result, cst.IndentedBlock) and not result.body:
+            result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        elif isinstance(result, cst.SimpleStatementSuite) and not result.body:
+            result = result.with_changes(body=[cst.Pass()])
+        return result
+
+    def _apply(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
         edits = self.by_node.get(id(original_node))
         if not edits:
             return updated_node
@@ -169,21 +196,40 @@ class _EditApplier(cst.CSTTransformer):
         for edit in edits:
             if edit.transform is not None and isinstance(node, cst.CSTNode) and not removed:
                 node = edit.transform(node)
-            removed = removed or edit.remove
+            # A transform may itself remove the node (an import line with every name dropped).
+            removed = removed or edit.remove or isinstance(node, cst.RemovalSentinel)
             before.extend(edit.before)
             after.extend(edit.after)
             comments.extend(c for c in edit.comments if c not in comments)
-        if comments and isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        if comments and isinstance(node, _STATEMENTS):
             node = _with_comments(node, comments)
         if removed:
-            if before or after:
-                return cst.FlattenSentinel([*before, *after])
-            return cst.RemoveFromParent()
+            kept_lines = list(getattr(updated_node, "leading_lines", ()))
+            replacement = [*before, *after]
+            if kept_lines and replacement:
+                replacement[0] = _prepend_lines(replacement[0], kept_lines)
+            elif kept_lines:
+                self.pending_lines.extend(kept_lines)
+            return cst.FlattenSentinel(replacement) if replacement else cst.RemoveFromParent()
         if before or after:
             if isinstance(node, cst.FlattenSentinel):
                 return cst.FlattenSentinel([*before, *node.nodes, *after])
             return cst.FlattenSentinel([*before, node, *after])  # type: ignore[list-item]
         return node
+
+
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def _prepend_lines(statement: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cst.BaseStatement:
+    """Give ``statement`` the leading lines of a removed statement before it.
+
+    Comments always move; blank lines move only when the statement has none of its own, so
+    removing a line never doubles (nor swallows) the blank lines between two blocks.
+    """
+    own = list(statement.leading_lines)  # type: ignore[attr-defined]
+    moved = [line for line in lines if line.comment is not None] if own else list(lines)
+    return statement.with_changes(leading_lines=[*moved, *own])
 
 
 def _with_comments(statement: cst.BaseStatement, comments: Sequence[str]) -> cst.BaseStatement:

@@ -19,6 +19,8 @@ from typing import ClassVar
 
 import libcst as cst
 from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
     QualifiedName,
@@ -60,8 +62,24 @@ class FileContext:
     edits: list[Edit] = field(default_factory=list)
     changes: list[tuple[Change, bool]] = field(default_factory=list)  # (change, from a port-context rule)
     notes: dict[str, object] = field(default_factory=dict)  # cross-rule facts, keyed by rule name
+    wrapper: MetadataWrapper | None = None
+    _positions: Mapping[cst.CSTNode, CodeRange] | None = None
     # Imports the port may have made unused: (code, spec); removed only if really unused after.
     maybe_unused: list[tuple[str, ImportSpec, bool]] = field(default_factory=list)
+
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        """(line, column) of ``node`` in the original source.
+
+        Positions cost a full pass over the module, so they are computed on first use: a file
+        on which no rule reports anything never pays for them.
+        """
+        if self._positions is None:
+            if self.wrapper is None:
+                self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = self.wrapper.resolve(PositionProvider)
+        start = self._positions[node].start
+        return start.line, start.column
 
 
 class Rule(cst.BatchableCSTVisitor):
@@ -79,11 +97,14 @@ class Rule(cst.BatchableCSTVisitor):
     triggers: ClassVar[tuple[str, ...]] = ()
     # Further codes this rule emits (usually review markers), with a one-line summary each.
     extra_codes: ClassVar[Mapping[str, str]] = {}
+    # Those of extra_codes whose edits are safe (the rest are review items in `porter rules`).
+    safe_extra_codes: ClassVar[frozenset[str]] = frozenset()
     # Performance rules run only on files that are being ported (see Options.all_files).
     requires_port_context: ClassVar[bool] = False
     order: ClassVar[int] = 100
 
-    METADATA_DEPENDENCIES = (QualifiedNameProvider, PositionProvider, ParentNodeProvider, ScopeProvider)
+    # PositionProvider is left out on purpose: see FileContext.position.
+    METADATA_DEPENDENCIES = (QualifiedNameProvider, ParentNodeProvider, ScopeProvider)
 
     def __init__(self, context: FileContext) -> None:
         super().__init__()
@@ -93,6 +114,12 @@ class Rule(cst.BatchableCSTVisitor):
     @classmethod
     def all_codes(cls) -> tuple[str, ...]:
         return (cls.code, *cls.extra_codes)
+
+    @classmethod
+    def code_safety(cls, code: str) -> Safety:
+        if code == cls.code:
+            return cls.safety
+        return Safety.SAFE if code in cls.safe_extra_codes else Safety.REVIEW
 
     @classmethod
     def triggered_by(cls, text: str) -> bool:
@@ -120,8 +147,7 @@ class Rule(cst.BatchableCSTVisitor):
         return None
 
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
-        start = self.get_metadata(PositionProvider, node).start
-        return start.line, start.column
+        return self.context.position(node)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.get_metadata(ParentNodeProvider, node, None)

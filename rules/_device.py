@@ -1,4 +1,25 @@
-"""Shared knowledge about device strings and device-typed expressions (no rule lives here)."""
+"""Shared knowledge about device strings and device-typed expressions (no rule lives here).
+
+What each device idiom becomes (default style → ``--style accelerator``), torch 2.13 names:
+
+===============================================  ==================================  ============================================================
+idiom                                            default (``neuron``)                ``--style accelerator``
+===============================================  ==================================  ============================================================
+``"cuda"`` / ``"cuda:1"`` / ``f"cuda:{r}"``      ``"neuron"`` / ``"neuron:1"`` ...   ``torch.accelerator.current_accelerator().type`` (+ ``:idx``)
+``device.type == "cuda"``, ``"cuda" in dev``     ``== "neuron"``, ``"neuron" in``    ``!= "cpu"``, ``"cpu" not in dev``
+``x.is_cuda``                                    ``x.device.type == "neuron"``       ``x.device.type != "cpu"``
+``x.cuda()`` / ``x.cuda(i)``                     ``.to("neuron")`` / ``f"neuron:{i}"`` ``.to(torch.accelerator.current_accelerator())`` / ``.to(i)``
+``x.to(local_rank)``                             ``.to(f"neuron:{local_rank}")``     unchanged (an int is an index of the current accelerator)
+``map_location=lambda s, l: s.cuda(i)``          ``map_location=f"neuron:{i}"``      ``map_location=torch.device(i)``
+``torch.cuda.X`` (table)                         ``torch.neuron.X``                  ``torch.accelerator.Y`` / ``torch.Stream`` / ``torch.manual_seed``
+                                                                                     / ``torch.get_device_module().X``
+``set_default_tensor_type(cuda.FloatTensor)``    ``set_default_device("neuron")``    ``set_default_device(torch.accelerator.current_accelerator())``
+``custom_fwd`` (``torch.cuda.amp``)              ``device_type="neuron"``            ``device_type=getattr(current_accelerator(), "type", "cpu")``
+backend ``"nccl"``                               ``"neuron"``                        ``get_default_backend_for_device(current_accelerator() or "cpu")``
+cuDNN / TF32 switches                            removed                             kept (inert off CUDA, still useful on a GPU)
+``xm.xla_device()``                              ``torch.device("neuron")``          ``torch.accelerator.current_accelerator()``
+===============================================  ==================================  ============================================================
+"""
 
 from __future__ import annotations
 

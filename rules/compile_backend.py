@@ -71,6 +71,7 @@ class CompileBackend(Rule):
         "NRN402": "torch._inductor.config assignment removed (TorchNeuron does not use Inductor)",
         "NRN403": "torch.compile backend/options not a literal: review marker",
     }
+    safe_extra_codes: ClassVar[frozenset[str]] = frozenset({"NRN402"})
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 60
 

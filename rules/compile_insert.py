@@ -37,16 +37,6 @@ _WRAPPERS = frozenset(
 _SHARDERS = frozenset({"torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard"})
 _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half", "bfloat16", "requires_grad_"})
 
-# torch.nn layers whose forward has no graph break (fullgraph=True is safe for a stack of them).
-_PLAIN_LAYERS = frozenset(
-    {
-        "Sequential", "Linear", "Bilinear", "Identity", "Flatten", "Unflatten", "Dropout", "Dropout1d", "Dropout2d",
-        "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "BatchNorm1d", "BatchNorm2d",
-        "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "Embedding", "MaxPool1d", "MaxPool2d", "AvgPool1d",
-        "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh",
-        "Sigmoid", "LeakyReLU", "ELU", "Softmax", "LogSoftmax",
-    }
-)
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
 
 # Compile hazards in a forward (facts §3, §4): host reads, data-dependent shapes, printing.
@@ -106,9 +96,10 @@ class CompileInsert(Rule):
         and submodule classes of the file it uses) shows none of the compile hazards: ``.item()``,
         ``.tolist()``, ``.numpy()``, ``nonzero``/``unique``/``masked_select``, boolean-mask indexing,
         ``if``/``while``/``assert`` tests that read tensor values (``.any()``, ``.sum()``, ``torch.*``
-        calls), ``print``/logging — or when the model is built from plain ``torch.nn`` layers only
-        (``nn.Sequential(nn.Linear(...), nn.ReLU())``). With ``--style accelerator`` the backend is left
-        to auto-selection.
+        calls), ``print``/logging. With ``--style accelerator`` the backend is left to auto-selection.
+        When the model is an instance of a ``torch.nn`` class itself (``nn.Sequential(...)``), NRN412
+        marks it instead: ``nn.Module.compile`` compiles ``_call_impl`` and Dynamo skips torch's own
+        frames, so no graph is compiled (measured on torch 2.13; tested in tests/test_compile_optim.py).
 
     Why:
         On Trainium eager mode runs op by op; whole-graph compilation through ``backend="neuron"`` is
@@ -148,6 +139,9 @@ class CompileInsert(Rule):
     summary: ClassVar[str] = 'scripts with no compile: insert model.compile(backend="neuron", dynamic=False) after the model is placed'
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers")
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN412": "model is a torch.nn module itself (nn.Sequential): in-place compile compiles nothing; review marker",
+    }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 65
 
@@ -393,11 +387,16 @@ class CompileInsert(Rule):
 
     # ----------------------------------------------------------------- the insertion
     def _insert(self, module: cst.Module, site: _Site) -> None:
+        if site.builder is not None and self._torch_native(site.builder):
+            self.mark(
+                site.builder,
+                "a torch.nn class as model: model.compile() compiles no graph; wrap it in your own nn.Module",
+                code="NRN412",
+            )
+            return
         arguments = [] if self.options.style == "accelerator" else ['backend="neuron"']
         arguments.append("dynamic=False")
-        fullgraph = site.builder is not None and (
-            _clean_model(module, site.builder, self.qualified) or self._plain_layers(site.builder)
-        )
+        fullgraph = site.builder is not None and _clean_model(module, site.builder, self.qualified)
         if fullgraph:
             arguments.append("fullgraph=True")
         text = f"{site.name}.compile({', '.join(arguments)})"
@@ -410,17 +409,11 @@ class CompileInsert(Rule):
             self.insert_after(site.anchor, [new], message)
 
 
-    def _plain_layers(self, builder: cst.BaseExpression) -> bool:
-        """``nn.Sequential(nn.Linear(...), nn.ReLU(), ...)``: only torch.nn layers with no graph break."""
-        calls = [builder, *m.findall(builder, m.Call())] if isinstance(builder, cst.Call) else []
-        if not calls:
+    def _torch_native(self, builder: cst.BaseExpression) -> bool:
+        """The model is an instance of a torch.nn class itself (``nn.Sequential(...)``, ``nn.Linear``)."""
+        if not isinstance(builder, cst.Call):
             return False
-        for call in calls:
-            assert isinstance(call, cst.Call)
-            names = {name.rsplit(".", 1)[-1] for name in self.qualified(call.func) if name.startswith("torch.nn.")}
-            if names.isdisjoint(_PLAIN_LAYERS):
-                return False
-        return True
+        return any(name.startswith("torch.nn.") for name in self.qualified(builder.func))
 
 
 # --------------------------------------------------------------------- tree helpers (no metadata)

@@ -103,15 +103,9 @@ class CudaTensorTypes(Rule):
         if any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in self.ancestors(node)):
             return
         kind = self._tensor_type(node)
-        if kind is None or id(node) in self._handled or self._inside_handled(node):
+        if kind is None or id(node) in self._handled:
             return
         self.mark(node, f"torch.cuda.{kind} is CUDA-only; use dtype={TENSOR_TYPES[kind]} and device checks")
-
-    def _inside_handled(self, node: cst.CSTNode) -> bool:
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, cst.Call) and self.matches(ancestor.func, "torch.set_default_tensor_type"):
-                return True
-        return False
 
     def _tensor_type(self, node: cst.CSTNode) -> str | None:
         for name in self.qualified(node):
@@ -135,6 +129,7 @@ class CudaTensorTypes(Rule):
         kind = value[len(_PREFIX) :] if value and value.startswith(_PREFIX) else self._tensor_type(arg.value)
         if kind is None or kind not in TENSOR_TYPES:
             return
+        self._handled.add(id(arg.value))
         if kind not in FLOATING_TENSOR_TYPES:
             self.mark(node, f"default tensor type torch.cuda.{kind}: only floating dtypes can be a default; port by hand")
             return

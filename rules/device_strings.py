@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import libcst as cst
@@ -25,6 +26,9 @@ from porter.rules._device import (
 from porter.rules._helpers import method_name, positional, string_value
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
+
+
+_OTHER_ACCELERATORS = re.compile(r"""["'](mps|xpu)(:\d+)?["']""")
 
 
 def _index_fstring(node: cst.CSTNode) -> bool:
@@ -68,13 +72,17 @@ class DeviceStrings(Rule):
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
-        storage.cuda(i))`` becomes ``map_location=f"neuron:{i}"`` (``"neuron"`` without index).
+        storage.cuda(i))`` becomes ``map_location=f"neuron:{i}"`` (``"neuron"`` without index);
+        in ``map_location={"cuda:0": "cuda:1"}`` the values are ported and the keys (where the
+        checkpoint was saved) are kept.
 
         With ``--style accelerator`` a produced device string becomes device-generic:
         ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``"cuda:1"``/
         ``f"cuda:{r}"`` -> ``f"{torch.accelerator.current_accelerator().type}:{r}"``; a test
         "is it CUDA?" becomes "is it not the CPU?": ``device.type == "cuda"`` ->
-        ``device.type != "cpu"``, ``"cuda" in device`` -> ``"cpu" not in device``.
+        ``device.type != "cpu"``, ``"cuda" in device`` -> ``"cpu" not in device`` — except in a
+        file that also tests for ``"mps"``/``"xpu"``, where the test is kept with a review marker
+        (a "not the CPU" test would swallow those branches).
 
     Why:
         On Trainium the PyTorch device type is ``neuron`` (``neuron:N`` with an index; the index of a
@@ -100,9 +108,8 @@ class DeviceStrings(Rule):
         ``map_location`` lambdas are recognised only in the form ``lambda s, l: s.cuda(...)``
         (the first parameter's ``.cuda``); other callables are left alone. Accelerator style:
         ``current_accelerator()`` is None on a machine with no accelerator, so an unguarded
-        ``"cuda"`` fails there as the original did; the "not the CPU" tests also count ``mps``/
-        ``xpu``/``meta`` as the accelerator (a file that branches on several accelerator types in
-        one chain needs a look).
+        ``"cuda"`` fails there as the original did; the "not the CPU" tests also count ``meta``
+        tensors as on the accelerator.
     """
 
     code: ClassVar[str] = "NRN101"
@@ -155,12 +162,16 @@ class DeviceStrings(Rule):
             return
         if not cuda_string(node):
             return
-        if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node)):
+        if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
         if self.options.style != "accelerator":
             self.replace(node, neuron_string, 'device string "cuda" -> "neuron"')
             return
         comparison = self._comparison_of(node)
+        if comparison is not None and _OTHER_ACCELERATORS.search(self.context.text):
+            # "not the CPU" would swallow the file's own mps/xpu branches: leave the test, say so.
+            self.mark(node, 'test for "cuda" next to mps/xpu branches: compare with torch.accelerator.current_accelerator().type')
+            return
         if comparison is not None:
             self._flip_to_cpu(node, comparison)
             return
@@ -257,13 +268,25 @@ class DeviceStrings(Rule):
             return bool(device_named(parent.name))
         if isinstance(parent, cst.DictElement) and parent.value is child:
             key = string_value(parent.key)
-            return key is not None and bool(DEVICE_NAME.search(key))
+            # map_location={"cuda:0": "cuda:1"}: keys name where the checkpoint was saved (kept),
+            # values where to load it (ported).
+            return (key is not None and bool(DEVICE_NAME.search(key))) or self._map_location_dict(parent)
         if isinstance(parent, cst.Comparison):
             return self._device_comparison(parent)
         if isinstance(parent, cst.ComparisonTarget):
             comparison = self.parent(parent)
             return isinstance(comparison, cst.Comparison) and self._device_comparison(comparison)
         return False
+
+    def _is_key(self, node: cst.CSTNode) -> bool:
+        """A dict key (``map_location={f"cuda:{old}": ...}`` names where tensors were saved)."""
+        parent = self.parent(node)
+        return isinstance(parent, cst.DictElement) and parent.key is node
+
+    def _map_location_dict(self, element: cst.DictElement) -> bool:
+        mapping = self.parent(element)
+        arg = self.parent(mapping) if isinstance(mapping, cst.Dict) else None
+        return isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "map_location"
 
     def _device_argument(self, arg: cst.Arg) -> bool:
         call = self.parent(arg)

@@ -12,17 +12,23 @@ from porter.rule import Rule
 from porter.rules._device import retorch, torch_ref
 from porter.rules._helpers import dotted, method_name, positional, string_value, with_string_value
 
-_BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|ddp_backend|comm_backend|pg_backend)$")
+_BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|comm_backend|pg_backend)$")
+# Hugging Face's ``ddp_backend`` accepts no "neuron" (transformers 5.x): NRN804 removes it instead.
+_HF_BACKEND = re.compile(r"(?i)ddp_backend")
 _INIT_CALLS = (
     "torch.distributed.init_process_group",
     "torch.distributed.new_group",
     "torch.distributed.distributed_c10d.init_process_group",
     "torch.distributed.distributed_c10d.new_group",
 )
-_NOT_OURS = ("deepspeed.",)  # DeepSpeed has its own rule (NRN304)
+_NOT_OURS = ("deepspeed.", "transformers.", "trl.", "accelerate.")  # NRN304 / the NRN8xx rules
 # No accelerator (a CPU-only run): the CPU default, gloo.
 _DEFAULT_FOR = 'torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")'
 _ACCELERATOR_TYPE = "torch.accelerator.current_accelerator().type"
+
+
+def _is_backend_name(name: str) -> bool:
+    return bool(_BACKEND_NAME.search(name)) and not _HF_BACKEND.search(name)
 
 
 def _neuron_backend(value: str) -> str | None:
@@ -71,7 +77,9 @@ class DistBackend(Rule):
         ``init_process_group``/``new_group``, backend-named variables, attributes, keywords, dict
         keys and argparse options (``--backend``, ``--dist-backend``). ``"nccl"`` elsewhere (log
         text) is left alone; a backend reached through an unrelated name is missed. DeepSpeed
-        calls are left to NRN304.
+        calls are left to NRN304; Hugging Face ``ddp_backend`` (``TrainingArguments``, configs)
+        and transformers/TRL/Accelerate calls are left to the NRN8xx rules (transformers rejects
+        ``ddp_backend="neuron"``).
     """
 
     code: ClassVar[str] = "NRN301"
@@ -128,7 +136,7 @@ class DistBackend(Rule):
             return self._backend_named(parent.name)
         if isinstance(parent, cst.DictElement) and parent.value is child:
             key = string_value(parent.key)
-            return key is not None and bool(_BACKEND_NAME.search(key))
+            return key is not None and _is_backend_name(key)
         if isinstance(parent, cst.ComparisonTarget):
             parent = self.parent(parent)
         if isinstance(parent, cst.Comparison):
@@ -154,11 +162,11 @@ class DistBackend(Rule):
                 for a in call.args
                 if a.keyword is None
             )
-        return bool(_BACKEND_NAME.search(name))
+        return _is_backend_name(name)
 
     def _backend_named(self, node: cst.CSTNode) -> bool:
         text = dotted(node)
-        return text is not None and bool(_BACKEND_NAME.search(text.split(".")[-1]))
+        return text is not None and _is_backend_name(text.split(".")[-1])
 
     def _get_backend_call(self, node: cst.CSTNode) -> bool:
         return isinstance(node, cst.Call) and self.matches(node.func, "torch.distributed.get_backend")

@@ -16,24 +16,22 @@ _VARIABLES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"^CUDA_VISIBLE_DEVICES$"),
         "NRN303",
-        "CUDA_VISIBLE_DEVICES does nothing on Neuron; cores are picked with NEURON_RT_VISIBLE_CORES "
-        "(torchrun sets it from LOCAL_RANK)",
+        "CUDA_VISIBLE_DEVICES has no effect on Neuron; use NEURON_RT_VISIBLE_CORES (set from LOCAL_RANK by default)",
     ),
     (
         re.compile(r"^XLA_(USE|DOWNCAST)_BF16$"),
         "NRN316",
-        "legacy XLA bf16 flag, ignored by TorchNeuron; use torch.autocast('neuron', dtype=torch.bfloat16) "
-        "or model.to(torch.bfloat16)",
+        "legacy XLA bf16 flag, ignored natively; use torch.autocast('neuron', dtype=torch.bfloat16)",
     ),
     (
         re.compile(r"^PYTORCH_CUDA_ALLOC_CONF$|^PYTORCH_NO_CUDA_MEMORY_CACHING$"),
         "NRN114",
-        "CUDA caching-allocator setting, ignored on Neuron (its allocator belongs to the Neuron runtime)",
+        "CUDA allocator setting, ignored on Neuron",
     ),
     (
         re.compile(r"^NCCL_\w+$"),
         "NRN114",
-        "NCCL setting, not read by the 'neuron' process group; for EFA see FI_* / NEURON_RT_* settings",
+        "NCCL setting, not read by the 'neuron' backend (EFA uses FI_* settings)",
     ),
     (
         re.compile(r"^(CUDA_LAUNCH_BLOCKING|CUDA_DEVICE_ORDER|CUBLAS_WORKSPACE_CONFIG|TORCH_CUDNN_V8_API_ENABLED)$"),
@@ -68,9 +66,9 @@ class EnvSettings(Rule):
         os.environ["CUDA_VISIBLE_DEVICES"] = str(args.gpu)
 
     After:
-        # porter: NRN114 CUDA caching-allocator setting, ignored on Neuron ...
+        # porter: NRN114 PYTORCH_CUDA_ALLOC_CONF: CUDA allocator setting, ignored on Neuron
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
-        # porter: NRN303 CUDA_VISIBLE_DEVICES does nothing on Neuron; cores are picked with NEURON_RT_VISIBLE_CORES ...
+        # porter: NRN303 CUDA_VISIBLE_DEVICES has no effect on Neuron; use NEURON_RT_VISIBLE_CORES ...
         os.environ["CUDA_VISIBLE_DEVICES"] = str(args.gpu)
 
     Safety:

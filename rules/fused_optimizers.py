@@ -133,6 +133,7 @@ class FusedOptimizers(Rule):
         "NRN502": "torch.optim.Adam -> AdamW(weight_decay=0.0, fused=True), or Adam(foreach=True) with weight decay",
         "NRN503": "optimizer left as it is: weight decay or **kwargs not visible (review marker)",
     }
+    safe_extra_codes: ClassVar[frozenset[str]] = frozenset({"NRN502"})
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
 

@@ -203,19 +203,6 @@ class GradScalerRule(Rule):
                 self.replace(line, lambda n: n.with_changes(body=[cst.Pass()]), message, safety=self._cross_file)  # type: ignore[attr-defined]
             else:
                 self.remove_statement(line, message, safety=self._cross_file)
-                self._keep_comments(line, siblings, removed)
-
-    def _keep_comments(self, line: cst.SimpleStatementLine, siblings: list[cst.CSTNode], removed: set[int]) -> None:
-        """Comment lines above a removed statement usually introduce what follows: move them to the
-        next kept statement of the block (the engine drops a removed statement's leading lines)."""
-        if not any(empty.comment is not None for empty in line.leading_lines):
-            return
-        index = next(i for i, sibling in enumerate(siblings) if sibling is line)
-        following = next((s for s in siblings[index + 1 :] if id(s) not in removed), None)
-        if following is None or not hasattr(following, "leading_lines"):
-            return
-        moved = list(line.leading_lines)
-        self.replace(following, lambda n: n.with_changes(leading_lines=[*moved, *n.leading_lines]), None)  # type: ignore[attr-defined]
 
     def _needs_parens(self, scale_call: cst.CSTNode) -> bool:
         parent = self.parent(scale_call)

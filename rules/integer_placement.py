@@ -45,8 +45,10 @@ class IntegerPlacement(Rule):
         ["LOCAL_RANK"])``), annotates as ``int``, binds with ``for i in range(...)``, or copies
         from such a name (``self.gpu_id = gpu_id``). Known misses (left unchanged): an index held
         in any other name (``d``, ``idx``), or one that arrives through a function call or
-        another module. A variable called ``rank`` that holds a device string would be wrapped
-        wrongly (not seen in practice).
+        another module. A conventional name the file assigns a string or ``torch.device(...)``
+        (``gpu = torch.device("cuda")``), or annotates as ``torch.device``/``str``, is left alone;
+        one that receives a device from elsewhere (a caller passing ``torch.device``) would be
+        wrapped wrongly (not seen in the examples read).
     """
 
     code: ClassVar[str] = "NRN105"
@@ -57,7 +59,7 @@ class IntegerPlacement(Rule):
     order: ClassVar[int] = 10
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._ints = _integer_names(node)
+        self._ints, self._not_ints = _integer_names(node)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.options.style == "accelerator":
@@ -77,7 +79,7 @@ class IntegerPlacement(Rule):
         if isinstance(value, cst.Integer):
             return True
         text = dotted(value)
-        if text is None:
+        if text is None or text in self._not_ints:
             return False
         return text in self._ints or bool(INT_DEVICE_NAME.match(text.split(".")[-1]))
 
@@ -87,9 +89,11 @@ class IntegerPlacement(Rule):
         return cst.parse_expression(f'f"neuron:{{{dotted(value)}}}"')
 
 
-def _integer_names(module: cst.Module) -> set[str]:
-    """Dotted names the file shows to hold ints (``x = int(...)``, ``x: int``, ``for x in range``)."""
+def _integer_names(module: cst.Module) -> tuple[set[str], set[str]]:
+    """Dotted names the file shows to hold ints (``x = int(...)``, ``x: int``, ``for x in range``),
+    and names it shows to hold something else (``gpu = torch.device(...)``, ``rank = "cuda:0"``)."""
     found: set[str] = set()
+    others: set[str] = set()
     copies: list[tuple[str, str]] = []
 
     class _Collect(cst.CSTVisitor):
@@ -103,6 +107,10 @@ def _integer_names(module: cst.Module) -> set[str]:
                     found.add(name)
                 elif dotted(value) is not None:
                     copies.append((name, dotted(value) or ""))
+                elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or (
+                    isinstance(value, cst.Call) and (dotted(value.func) or "").endswith("device")
+                ):
+                    others.add(name)
 
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             name = dotted(node.target)
@@ -110,8 +118,11 @@ def _integer_names(module: cst.Module) -> set[str]:
                 found.add(name)
 
         def visit_Param(self, node: cst.Param) -> None:
-            if node.annotation is not None and dotted(node.annotation.annotation) == "int":
+            annotation = dotted(node.annotation.annotation) if node.annotation is not None else None
+            if annotation == "int":
                 found.add(node.name.value)
+            elif annotation is not None and annotation.split(".")[-1] in ("device", "str"):
+                others.add(node.name.value)
 
         def visit_For(self, node: cst.For) -> None:
             name = dotted(node.target)
@@ -122,4 +133,4 @@ def _integer_names(module: cst.Module) -> set[str]:
     for target, source in copies:
         if source in found or INT_DEVICE_NAME.match(source.split(".")[-1]):
             found.add(target)
-    return found
+    return found - others, others

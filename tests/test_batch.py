@@ -409,3 +409,18 @@ def test_progress_bar_forced_on_keeps_the_output(tmp_path: Path, capsys: pytest.
     assert main(["migrate", "--progress", "-j2", *FOUNDATION, str(tmp_path / "t")]) == 2
     captured = capsys.readouterr()
     assert captured.out.count("NRN102") == 6 and "6 files would change" in captured.err
+
+
+def test_files_flag_ports_non_python_files_through_the_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "requirements.txt").write_bytes(b"torch==2.14.0+cu121\n")
+    (tmp_path / "notes.txt").write_bytes(b"torch==2.14.0+cu121\n")  # same bytes, not a requirements file
+    (tmp_path / "train.py").write_bytes(CUDA)
+    assert main(["migrate", "-q", "--check", str(tmp_path)]) == 1
+    assert main(["migrate", "--write", "--files", str(tmp_path)]) == 0
+    ported = (tmp_path / "requirements.txt").read_bytes()
+    assert ported.startswith(b"torch==2.14.0\n") and b"cu121" not in ported
+    assert (tmp_path / "notes.txt").read_bytes() == b"torch==2.14.0+cu121\n"
+    assert main(["migrate", "--check", "--files", str(tmp_path)]) == 0
+    capsys.readouterr()
+    assert main(["migrate", "--check", "--files", str(tmp_path)]) == 0
+    assert "2 unchanged (2 from cache)" in capsys.readouterr().err

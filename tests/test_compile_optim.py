@@ -77,8 +77,9 @@ def test_cuda_only_options(key: str, dropped: bool) -> None:
 
 
 _SCRIPT = b"""import torch
+from models import Net
 
-model = torch.nn.Linear(4, 4).cuda()
+model = Net().cuda()
 optimizer = torch.optim.AdamW(model.parameters())
 """
 
@@ -97,3 +98,31 @@ def test_insertion_only_in_files_being_ported() -> None:
     assert not isinstance(port_source(cpu_only, "t.py", Options(select=("NRN411",))), Success)
     ported = port_source(cpu_only, "t.py", Options(select=("NRN411",), all_files=True))
     assert isinstance(ported, Success) and b"model.compile(" in ported.new
+
+
+def test_module_compile_of_a_torch_nn_class_compiles_nothing() -> None:
+    """Why NRN411 marks (NRN412) instead of inserting when the model is ``nn.Sequential(...)``:
+    ``Module.compile`` compiles ``_call_impl``, and Dynamo skips torch's own frames."""
+    graphs: list[int] = []
+
+    def counting(gm: torch.fx.GraphModule, _inputs: object) -> object:
+        graphs.append(1)
+        return gm.forward
+
+    native = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    native.compile(backend=counting, dynamic=False)
+    native(torch.randn(2, 4))
+    assert graphs == []
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body = torch.nn.Sequential(torch.nn.Linear(4, 4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.body(x)
+
+    mine = Wrapper()
+    mine.compile(backend=counting, dynamic=False, fullgraph=True)
+    mine(torch.randn(2, 4))
+    assert graphs == [1]

@@ -167,14 +167,23 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 detail=source.source_line(file, line) or None,
             )
         )
+    grad_mode_switches: dict[Any, int] = defaultdict(int)
     for rec in record.get("recompiles", []):
         after = rec.get("step", 0) >= 1
+        reason = str(rec.get("reason", ""))
+        severity = ERROR if after else INFO
+        what = "recompile after warm-up" if after else "recompile during warm-up"
+        if "GLOBAL_STATE changed: grad_mode" in reason and ";" not in reason:
+            # Training <-> evaluation (no_grad) switch: one inference graph per region, compiled
+            # once; only a second switch-driven compile of the same region is instability.
+            grad_mode_switches[rec.get("function")] += 1
+            if grad_mode_switches[rec.get("function")] == 1:
+                severity, what = INFO, "inference graph for evaluation (grad mode switch, compiled once)"
         out.append(
             Finding(
                 kind="recompile",
-                severity=ERROR if after else INFO,
-                message=("recompile after warm-up" if after else "recompile during warm-up")
-                + f" (step {rec.get('step')}) of {rec.get('function')}: {rec.get('reason')}",
+                severity=severity,
+                message=what + f" (step {rec.get('step')}) of {rec.get('function')}: {reason}",
                 file=_rel(rec.get("file"), base),
                 line=rec.get("line"),
                 rule=RULE_STATIC,

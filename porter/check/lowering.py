@@ -14,7 +14,6 @@ import copy
 import operator
 import os
 import re
-import traceback
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -256,7 +255,3 @@ def module_path(node: tfx.Node) -> str | None:
         return None
     path, _type = list(stack.values())[-1]
     return re.sub(r"^L\['self'\]\.?|^L__self___?", "", str(path)) or "<root>"
-
-
-def describe_error(error: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(error), error)).strip()

@@ -163,6 +163,8 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
                 )
         if report_parity.no_verdict_reason:
             findings.append(Finding(kind="parity", severity=INFO, message=report_parity.no_verdict_reason))
+    order = {ERROR: 0, "warning": 1, "unverified": 2, INFO: 3}
+    findings.sort(key=lambda f: (order.get(f.severity, 4), f.file or "", f.line or 0, f.kind))
     provisional = CheckReport(
         script=options.script, target=target, target_description="", steps_requested=options.steps,
         steps_run=steps_run, exit_code=0, verdict="", findings=tuple(findings),
@@ -199,4 +201,5 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
         notes=tuple(notes),
         device_env=dict(analyze.DEVICE_ENV) if target == "device" else {},
         wall_s=wall_s,
+        raw=record,
     )

@@ -145,6 +145,9 @@ class CheckReport:
     notes: tuple[str, ...] = ()
     device_env: dict[str, str] = field(default_factory=dict)
     wall_s: float = 0.0
+    # The harness's raw record of the main run (every sync with its stack, placement, graph,
+    # compile call): what --json promises as "everything", for tools that want more than findings.
+    raw: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (tuples become lists; computed padding fraction included)."""

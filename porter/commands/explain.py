@@ -6,6 +6,7 @@ import inspect
 
 import click
 
+from porter import filetypes
 from porter.registry import rule_for_code
 
 
@@ -13,11 +14,17 @@ from porter.registry import rule_for_code
 @click.argument("code")
 def command(code: str) -> int:
     """Print what rule CODE does, why, before/after and how safe it is (exit 2 if unknown)."""
-    rule = rule_for_code(code)
-    if rule is None:
-        click.echo(f"porter: unknown rule code {code!r}; `porter rules` lists them", err=True)
-        return 2
     wanted = code.strip().upper()
+    rule = rule_for_code(wanted)
+    if rule is None:
+        text = filetypes.explain(wanted)
+        if text is None:
+            click.echo(f"porter: unknown rule code {code!r}; `porter rules` lists them", err=True)
+            return 2
+        click.echo(f"{wanted} (files): {filetypes.FILE_CODES[wanted]}")
+        click.echo()
+        click.echo(text)
+        return 0
     title = rule.summary if wanted == rule.code else rule.extra_codes[wanted]
     click.echo(f"{wanted} ({rule.name}): {title}")
     if wanted != rule.code:

@@ -44,7 +44,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.command("migrate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--write", "-w", is_flag=True, help="Apply the port in place (atomic per file).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), help="Write a complete ported copy (non-Python files too) under DIR; with several folders given, one subfolder each.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), help="Write a complete, runnable copy under DIR: ported Python and notebooks, every other file copied as it is; with several folders given, one subfolder each.")
 @click.option("--check", is_flag=True, help="Exit 1 when any file would change (for CI, pre-commit); writes nothing unless --write/--out. Review markers already present do not count.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated, repeatable): NRN1,NRN203.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
@@ -54,11 +54,12 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--log-interval", type=click.IntRange(min=1), default=DEFAULT_LOG_INTERVAL, show_default=True, help="Steps between log lines when host-sync rules introduce an interval.")
 @click.option("--no-compile-insertion", is_flag=True, help="Never insert model.compile(backend='neuron') into scripts without a compile.")
 @click.option("--max-file-size", type=click.IntRange(min=1), default=DEFAULT_MAX_FILE_SIZE, show_default=True, help="Refuse files larger than this many bytes.")
-@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="0 = all cores", help="Worker processes; -j1 ports in this process.")
+@click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="0 = all cores", help="Worker processes; -j1 (or a dozen files to parse or fewer) ports in this process.")
 @click.option("--patch", "patch_file", type=click.Path(dir_okay=False, path_type=str), help="Write every change as one patch to FILE (paths relative to the current folder; apply with `git apply FILE`).")
 @click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="Write a report; the format follows the extension: .json, .sarif, .md (repeatable).")
 @click.option("--git-branch", metavar="NAME", help="Per git repository: create branch NAME, write the port and commit it (message lists the rule codes).")
 @click.option("--allow-dirty", is_flag=True, help="With --git-branch: accept uncommitted changes in the work tree.")
+@click.option("--files", "port_files", is_flag=True, help="Also port non-Python files: requirements, pyproject/setup.cfg pins, conda envs, shell/Slurm launchers, Makefiles, Dockerfiles, configs.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None, help="Content cache folder [default: .porter_cache beside the pyproject.toml in use, or here].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the content cache.")
 @click.option("--progress/--no-progress", "progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
@@ -218,8 +219,11 @@ class _Run:
         """Every file to port, with the PATHS argument it came from."""
         out = os.path.abspath(str(self.flags["out_dir"])) if self.flags["out_dir"] else None
         targets: list[tuple[Target, str]] = []
+        accept = None
+        if self.flags["port_files"]:
+            from porter.filetypes import handles as accept  # loads libcst (setup.py ports): opt-in
         for raw, root in self.roots.items():
-            for target in discover([raw], PORTED_SUFFIXES, root.exclude, use_git=True):
+            for target in discover([raw], PORTED_SUFFIXES, root.exclude, use_git=True, accept=accept):
                 if out is not None and not target.explicit and _inside(os.path.abspath(target.path), out):
                     continue  # never port the output of an earlier run into itself
                 targets.append((target, raw))
@@ -374,7 +378,8 @@ def _same_file_copy(source: str, destination: str) -> bool:
         a, b = os.stat(source), os.stat(destination)
     except OSError:
         return False
-    return a.st_size == b.st_size and int(a.st_mtime) == int(b.st_mtime)
+    # copy2 keeps the modification time to the nanosecond: same size and time means same copy
+    return a.st_size == b.st_size and a.st_mtime_ns == b.st_mtime_ns
 
 
 def _patch_path(path: str) -> str:

@@ -33,3 +33,25 @@ def test_auto_is_emulated_without_a_real_torch_neuronx(monkeypatch: pytest.Monke
     assert real_device_available() is False
     assert resolve_target("auto") == "emulated"
     assert resolve_target("device") == "device"
+
+
+@pytest.mark.slow
+def test_transformers_takes_its_trainium_branch() -> None:
+    from conftest import check
+
+    code, report = check("hf_bf16_args.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert code == 0, report["findings"]
+    assert report["steps_run"] == 3
+    assert not any(f["kind"] == "no-device" for f in report["findings"])
+
+
+@pytest.mark.slow
+def test_two_process_ddp_runs_on_gloo() -> None:
+    from conftest import check
+
+    code, report = check("ddp_port.py", "--steps", "3", "--nproc", "2")
+    assert report["crash"] is None, report["crash"]
+    assert code == 0, report["findings"]
+    assert any("ran on gloo" in n for n in report["notes"])
+    assert any("['stopped', 'stopped']" in n for n in report["notes"])

@@ -79,3 +79,18 @@ def test_help_explains_options_and_exit_codes(capsys: pytest.CaptureFixture[str]
 
 def test_missing_script_is_a_usage_error() -> None:
     assert main(["check", "/nonexistent/train.py"]) == 2
+
+
+def test_first_eval_grad_mode_compile_is_not_a_recompile_failure() -> None:
+    def rec(step: int, reason: str) -> dict:
+        return {"function": "forward", "file": "/x/train.py", "line": 9, "reason": reason, "step": step}
+
+    record = {
+        "reached_device": True,
+        "recompiles": [rec(3, "0/0: GLOBAL_STATE changed: grad_mode "), rec(5, "0/1: tensor 'x' size mismatch at index 0")],
+    }
+    severities = [(f.severity, f.message.split(" (")[0]) for f in analyze.findings_of(record, "/x/train.py")]
+    assert severities == [
+        ("info", "inference graph for evaluation"),
+        ("error", "recompile after warm-up"),
+    ]

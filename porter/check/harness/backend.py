@@ -50,7 +50,13 @@ class NeuronEmulatedBackend:
         mask_positions = [i for i, n in enumerate(_placeholders(gm)) if "attention_mask" in n]
         if self.dump_dir:
             self._write(f"{_safe(compile_id)}_dynamo.fx.txt", gm.print_readable(print_output=False))
-        state = {"region": region, "compile_id": compile_id, "shapes": shapes, "symbolic": symbolic}
+        # AOT graphs keep each op's stack trace but not its module: map one to the other here.
+        modules = {
+            node.meta["stack_trace"]: lowering.module_path(node) or "<root>"
+            for node in gm.graph.nodes
+            if node.meta.get("stack_trace")
+        }
+        state = {"region": region, "compile_id": compile_id, "shapes": shapes, "symbolic": symbolic, "modules": modules}
         aot = aot_autograd(
             fw_compiler=self._compiler("forward", state),
             bw_compiler=self._compiler("backward", state),
@@ -104,7 +110,9 @@ class NeuronEmulatedBackend:
                         "error": error,
                         "file": file,
                         "line": line,
-                        "module": lowering.module_path(node) if self.bisect else None,
+                        "module": (lowering.module_path(node) or state["modules"].get(node.meta.get("stack_trace"), "?"))
+                        if self.bisect
+                        else None,
                     }
                 )
         if not result.ok and not failed_ops:

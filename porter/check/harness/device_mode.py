@@ -133,7 +133,7 @@ class DeviceMode(TorchFunctionMode):
         if func is T.to:
             return self._to(args, kwargs)
         if func is T.cpu:
-            return self._to_cpu(args[0], "cpu", func, args, kwargs)
+            return self._to_cpu(args[0])
         if func is T.cuda:
             return self._place(args[0], "cuda")
         if func is T.pin_memory:
@@ -256,10 +256,11 @@ class DeviceMode(TorchFunctionMode):
         self._tag_outputs(t, kind, T.to)
         return t
 
-    def _to_cpu(self, t: torch.Tensor, kind: str, func: Any, args: tuple, kwargs: dict) -> torch.Tensor:
+    def _to_cpu(self, t: torch.Tensor) -> torch.Tensor:
+        """``.cpu()``: a device-to-host copy (a host sync) for a device tensor; a no-op otherwise."""
         if dev_of(t) is None:
             return t
-        self._sync(kind)
+        self._sync("cpu")
         with quiet():
             return t.clone()
 

@@ -9,6 +9,7 @@ stamped with the optimizer step they happened at.
 from __future__ import annotations
 
 import logging
+import os
 import re
 
 from porter.check.harness.state import STATE, user_location
@@ -46,11 +47,14 @@ class DynamoLogHandler(logging.Handler):
             match = _RECOMPILE.search(message)
             guards = _GUARD.findall(message)
             file, line = (match.group(2), int(match.group(3))) if match else (here_file, here_line)
-            if _internal(file):
+            frame = f"{match.group(1)} at {os.path.basename(file)}:{line}" if match else None
+            # a library's compiled wrapper (transformers' generic.py) says little: prefer the user's
+            # call into it when the user's own code is on the stack
+            if _internal(file) or (_library(file) and not _library(here_file)):
                 file, line = here_file, here_line
             STATE.recompiles.append(
                 {
-                    "function": match.group(1) if match else None,
+                    "function": frame or (match.group(1) if match else None),
                     "file": file,
                     "line": line,
                     "reason": "; ".join(f"{cid}: {why}" for cid, why in guards) or message[:300],
@@ -59,9 +63,11 @@ class DynamoLogHandler(logging.Handler):
             )
 
 
-def _internal(path: str) -> bool:
-    import os
+def _library(path: str) -> bool:
+    return "site-packages" in path or "dist-packages" in path
 
+
+def _internal(path: str) -> bool:
     import torch
 
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep

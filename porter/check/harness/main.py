@@ -103,7 +103,12 @@ def _setup_plain(config: dict[str, Any]) -> Any:
 
 
 def _setup_device(config: dict[str, Any]) -> Any:
+    """Real TorchNeuron: nothing emulated. torch.compile calls are recorded and graph breaks
+    under fullgraph=True are reported rather than raised; the backend stays the user's."""
+    from porter.check.harness import patches
     from porter.check.harness.device_mode import ObserveMode
+
+    patches.patch_compile("port", None, keep_options=True)
 
     return ObserveMode("neuron")
 

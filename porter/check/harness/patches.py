@@ -82,7 +82,7 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
     cls.scale = scale
 
 
-def patch_compile(role: str, backend: Callable[..., Any] | None) -> None:
+def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: bool = False) -> None:
     """Record every ``torch.compile`` call; port: use the emulated neuron backend, never crash on
     ``fullgraph=True`` (graph breaks are findings); original: run eagerly."""
     original = torch.compile
@@ -106,8 +106,9 @@ def patch_compile(role: str, backend: Callable[..., Any] | None) -> None:
             return model
         kwargs["backend"] = backend if backend is not None else requested_backend
         kwargs["fullgraph"] = False
-        kwargs.pop("mode", None)
-        kwargs.pop("options", None)
+        if not keep_options:  # the emulated backend takes neither (TorchNeuron ignores modes)
+            kwargs.pop("mode", None)
+            kwargs.pop("options", None)
         if model is None:
             return lambda fn: original(fn, *args, **kwargs)
         return original(model, *args, **kwargs)
