@@ -25,6 +25,7 @@ from libcst.metadata import (
     PositionProvider,
     QualifiedName,
     QualifiedNameProvider,
+    QualifiedNameSource,
     ScopeProvider,
 )
 
@@ -134,6 +135,11 @@ class Rule(cst.BatchableCSTVisitor):
         """Fully qualified names ``node`` may refer to (alias-aware); empty when unknown."""
         names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
         return {q.name for q in names}
+
+    def imported(self, node: cst.CSTNode) -> set[str]:
+        """Like ``qualified``, but only names that come from an import (not a local assignment)."""
+        names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
+        return {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
 
     def matches(self, node: cst.CSTNode, *names: str) -> bool:
         """Whether ``node`` refers to one of ``names`` (fully qualified, e.g. ``torch.cuda.is_available``)."""

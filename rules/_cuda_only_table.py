@@ -99,6 +99,9 @@ def entry_for(name: str, where: str | None = None) -> Entry | None:
 
 def triggers() -> tuple[str, ...]:
     """Raw-text words: each import entry's top-level package, plus the call/decorator spellings."""
-    words = {entry.prefix.split(".")[0] for entry in ENTRIES if entry.where == "import"}
+    packages = {entry.prefix.split(".")[0] for entry in ENTRIES if entry.where == "import"}
+    # Imports are what the rule marks: "import flash_attn"/"from flash_attn" rather than the bare
+    # package name, which libraries mention in comments and feature checks all the time.
+    words = {f"{form} {package}" for package in packages for form in ("import", "from")}
     words |= {"triton", "cpp_extension", "BitsAndBytesConfig", "sdp_kernel", "sdpa_kernel"}
     return tuple(sorted(words))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
+
 import libcst as cst
 import libcst.matchers as m
+from libcst import MetadataDependent
+from libcst.metadata import ParentNodeProvider
 
 
 def string_value(node: cst.CSTNode) -> str | None:
@@ -170,3 +174,133 @@ def add_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression
     args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
     args.append(make_arg(name, value).with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
+
+
+# ----------------------------------------------------------------------------- fast tree walks
+# ``node.children`` rebuilds the node through a visitor on every call, and ``m.findall`` runs a
+# whole visitor over the subtree: walking a big file with them costs several full traversals per
+# rule. The children of every original node are instead read once per file from the
+# ParentNodeProvider metadata (insertion order there is source order) and shared in
+# ``FileContext.notes``.
+
+_CHILDREN_NOTE = "_children_index"
+_NO_CHILDREN: tuple[cst.CSTNode, ...] = ()
+
+
+class ChildIndex:
+    """Children of the nodes of one file's original tree, in source order (as ``node.children``).
+
+    A node outside the original tree (built by a rule) falls back to ``node.children``.
+    """
+
+    __slots__ = ("_preorder", "children", "parents", "root")
+
+    def __init__(self, parents: Mapping[cst.CSTNode, cst.CSTNode], root: cst.CSTNode) -> None:
+        self.parents = parents
+        self.root = root
+        children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        for child, parent in parents.items():
+            siblings = children.get(parent)
+            if siblings is None:
+                children[parent] = [child]
+            else:
+                siblings.append(child)
+        self.children = children
+        self._preorder: list[cst.CSTNode] | None = None
+
+    def of(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+        found = self.children.get(node)
+        if found is not None:
+            return found
+        if node is self.root or node in self.parents:
+            return _NO_CHILDREN  # an original leaf
+        return node.children
+
+    def walk(self, root: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+        """Every node under ``root`` (``root`` included), pre-order; nodes of a ``skip`` type
+        other than ``root`` are yielded but not entered."""
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            yield current
+            if skip and current is not root and isinstance(current, skip):
+                continue
+            stack.extend(reversed(self.of(current)))
+
+    def find(self, root: cst.CSTNode, *types: type) -> list[cst.CSTNode]:
+        """Like ``m.findall(root, m.T1() | m.T2())``: the nodes of these types, pre-order."""
+        if root is self.root:
+            return [node for node in self.preorder() if isinstance(node, types)]
+        return [node for node in self.walk(root) if isinstance(node, types)]
+
+    def preorder(self) -> list[cst.CSTNode]:
+        """Every node of the file, pre-order (computed once)."""
+        if self._preorder is None:
+            self._preorder = list(self.walk(self.root))
+        return self._preorder
+
+
+def child_index(rule: MetadataDependent) -> ChildIndex:
+    """The file's ``ChildIndex``, built on first use and shared by every rule of the file."""
+    notes = rule.context.notes  # type: ignore[attr-defined]
+    index = notes.get(_CHILDREN_NOTE)
+    if not isinstance(index, ChildIndex):
+        index = ChildIndex(rule.metadata[ParentNodeProvider], rule.context.module)  # type: ignore[attr-defined]
+        notes[_CHILDREN_NOTE] = index
+    return index
+
+
+def _own_hooks(visitor: cst.CSTVisitor) -> dict[str, object]:
+    """The ``visit_X``/``leave_X`` methods the visitor's own classes define (libcst's base classes
+    define a no-op for every node type)."""
+    hooks: dict[str, object] = {}
+    for klass in reversed(type(visitor).__mro__):
+        if klass.__module__.startswith("libcst"):
+            continue
+        for name in vars(klass):
+            if name.startswith(("visit_", "leave_")):
+                hooks[name] = getattr(visitor, name)
+    return hooks
+
+
+def visit_original(index: ChildIndex | None, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``root.visit(visitor)`` for a read-only visitor of ``visit_<Node>`` / ``leave_<Node>`` methods,
+    walked through ``index`` (no node is rebuilt). ``visit_X`` returning False skips the children,
+    as in libcst. Without an index it is ``root.visit(visitor)``."""
+    if index is None:
+        root.visit(visitor)
+        return
+    hooks = _own_hooks(visitor)
+    visits: dict[type, object] = {}
+    if root is index.root and not any(name.startswith("leave_") for name in hooks):
+        # The whole file, no leave hooks: run over the shared pre-order list.
+        nodes = index.preorder()
+        position, count = 0, len(nodes)
+        while position < count:
+            node = nodes[position]
+            kind = type(node)
+            if kind not in visits:
+                visits[kind] = hooks.get(f"visit_{kind.__name__}")
+            visit = visits[kind]
+            if visit is not None and visit(node) is False:  # type: ignore[operator]
+                position += sum(1 for _ in index.walk(node))  # a subtree is contiguous in pre-order
+                continue
+            position += 1
+        return
+    leaves: dict[type, object] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        kind = type(node)
+        if kind not in visits:
+            visits[kind] = hooks.get(f"visit_{kind.__name__}")
+            leaves[kind] = hooks.get(f"leave_{kind.__name__}")
+        if leaving:
+            leaves[kind](node)  # type: ignore[operator]
+            continue
+        visit = visits[kind]
+        descend = visit(node) if visit is not None else None  # type: ignore[operator]
+        if leaves[kind] is not None:
+            stack.append((node, True))
+        if descend is not False:
+            stack.extend((child, False) for child in reversed(index.of(node)))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from porter.rules._helpers import dotted, method_name
+from porter.rules._helpers import ChildIndex, child_index, dotted, method_name
 
 if TYPE_CHECKING:
     from porter.rule import Rule
@@ -53,6 +53,8 @@ LOG_METHODS = frozenset(
 LOG_FUNCTIONS = frozenset({"print", "pprint"})
 # print_rank_0(...), rank0_print(...), log_metrics(...): helpers whose name says they print or log.
 LOG_HELPER = re.compile(r"(?i)^(print_\w+|\w+_print|log_\w+|\w+_log)$")
+# Where a call's "direct" body ends: loops and definitions (see _Analyzer._direct_calls).
+_OWNERS = (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda)
 EXIT_CALLS = frozenset({"sys.exit", "exit", "quit", "os._exit"})
 
 # Site kinds.
@@ -107,7 +109,12 @@ def analysis_for(rule: Rule) -> Analysis:
     cached = notes.get(NOTES_KEY)
     if isinstance(cached, Analysis):
         return cached
-    result = _Analyzer(rule).run()
+    global _active_index
+    _active_index = child_index(rule)
+    try:
+        result = _Analyzer(rule).run()
+    finally:
+        _active_index = None
     notes[NOTES_KEY] = result
     return result
 
@@ -115,24 +122,28 @@ def analysis_for(rule: Rule) -> Analysis:
 # ----------------------------------------------------------------------------- tree utilities
 
 
-def _walk(node: cst.CSTNode, parents: dict[int, cst.CSTNode]) -> None:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        for child in current.children:
-            parents[id(child)] = current
-            stack.append(child)
+# The file's ChildIndex while its analysis runs: ``node.children`` rebuilds the node on every call,
+# which made the analysis cost several full traversals of a big file.
+_active_index: ChildIndex | None = None
 
 
 def iter_nodes(node: cst.CSTNode, *, into_scopes: bool = False):
     """Every node under ``node`` (pre-order), not entering nested defs/classes/lambdas unless asked."""
+    children = _active_index.of if _active_index is not None else _children
+    if into_scopes and _active_index is not None:
+        yield from _active_index.walk(node)
+        return
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
         if current is not node and not into_scopes and isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
-        stack.extend(reversed(current.children))
+        stack.extend(reversed(children(current)))
+
+
+def _children(node: cst.CSTNode):
+    return node.children
 
 
 def is_interval_test(test: cst.BaseExpression) -> bool:
@@ -209,24 +220,26 @@ class _Analyzer:
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
         self.module = rule.context.module
-        self.parents: dict[int, cst.CSTNode] = {}
-        _walk(self.module, self.parents)
+        self.parents = child_index(rule).parents
         self.result = Analysis()
         self.step_functions: set[str] = set()
         self.followed: set[int] = set()
+        self.direct_calls: dict[cst.CSTNode, list[cst.Call]] | None = None
+        self.argparse_interval: list[str | None] = []  # cached _argparse_interval()
         # Functions of this file by name, and methods by (class, name): calls the loops may follow.
         self.functions: dict[str, cst.FunctionDef] = {
             s.name.value: s for s in self.module.body if isinstance(s, cst.FunctionDef)
         }
         self.methods: dict[tuple[str, str], cst.FunctionDef] = {}
-        for node in iter_nodes(self.module, into_scopes=True):
+        self.index = child_index(rule)
+        for node in self.index.find(self.module, cst.ClassDef):
             if isinstance(node, cst.ClassDef) and isinstance(node.body, cst.IndentedBlock):
                 for item in node.body.body:
                     if isinstance(item, cst.FunctionDef):
                         self.methods[(node.name.value, item.name.value)] = item
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.parents.get(id(node))
+        return self.parents.get(node)
 
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         current = self.parent(node)
@@ -239,7 +252,7 @@ class _Analyzer:
     def run(self) -> Analysis:
         self._find_step_functions()
         self._find_constant_anchor()
-        loops = [n for n in iter_nodes(self.module, into_scopes=True) if isinstance(n, (cst.For, cst.While))]
+        loops = self.index.find(self.module, cst.For, cst.While)
         by_node: dict[int, StepLoop] = {}
         for loop in loops:
             kind = self._loop_kind(loop)
@@ -258,13 +271,24 @@ class _Analyzer:
 
     # -- step loop detection -------------------------------------------------
     def _direct_signal(self, body: cst.CSTNode) -> bool:
-        for node in iter_nodes(body):
-            if node is not body and isinstance(node, (cst.For, cst.While)):
-                continue
-            if isinstance(node, cst.Call) and self._signal_call(node):
-                if not self._inside_nested_loop(node, body):
-                    return True
-        return False
+        """A call in ``body`` (not in a nested loop or definition) that is a step signal."""
+        return any(self._signal_call(call) for call in self._direct_calls().get(body, ()))
+
+    def _direct_calls(self) -> dict[cst.CSTNode, list[cst.Call]]:
+        """Every call of the file under the body of its nearest loop/def/lambda, keyed by that body.
+
+        One upward walk per call replaces walking every loop and function body (nested loops
+        were walked once per enclosing loop).
+        """
+        if self.direct_calls is None:
+            self.direct_calls = {}
+            for call in self.index.find(self.module, cst.Call):
+                child, current = call, self.parent(call)
+                while current is not None and not isinstance(current, _OWNERS):
+                    child, current = current, self.parent(current)
+                if current is not None and child is getattr(current, "body", None):
+                    self.direct_calls.setdefault(child, []).append(call)  # type: ignore[arg-type]
+        return self.direct_calls
 
     def _inside_nested_loop(self, node: cst.CSTNode, body: cst.CSTNode) -> bool:
         current = self.parent(node)
@@ -290,17 +314,16 @@ class _Analyzer:
         return False
 
     def _find_step_functions(self) -> None:
-        for node in iter_nodes(self.module, into_scopes=True):
+        for node in self.index.find(self.module, cst.FunctionDef):
             if isinstance(node, cst.FunctionDef) and self._direct_signal_no_loops(node.body):
                 self.step_functions.add(node.name.value)
 
     def _direct_signal_no_loops(self, body: cst.CSTNode) -> bool:
-        for node in iter_nodes(body):
-            if isinstance(node, cst.Call) and method_name(node) in {"backward", "zero_grad", "step"}:
+        for node in self._direct_calls().get(body, ()):
+            if method_name(node) in {"backward", "zero_grad", "step"}:
                 if method_name(node) == "step" and not self._signal_call(node):
                     continue
-                if not self._inside_nested_loop(node, body):
-                    return True
+                return True
         return False
 
     def _loop_kind(self, loop: cst.For | cst.While) -> str | None:
@@ -430,7 +453,12 @@ class _Analyzer:
 
     def _argparse_interval(self) -> str | None:
         """``parser.add_argument("--log-interval", ...)`` in this file -> ``log_interval`` (its dest)."""
-        for node in iter_nodes(self.module, into_scopes=True):
+        if not self.argparse_interval:
+            self.argparse_interval.append(self._find_argparse_interval())
+        return self.argparse_interval[0]
+
+    def _find_argparse_interval(self) -> str | None:
+        for node in self.index.find(self.module, cst.Call):
             if not isinstance(node, cst.Call) or method_name(node) != "add_argument":
                 continue
             flags = [a.value.evaluated_value for a in node.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from porter.rules._helpers import dotted, positional, string_value
+from porter.rules._helpers import ChildIndex, dotted, positional, string_value, visit_original
 
 Qualify = Callable[[cst.CSTNode], set[str]]
 
@@ -159,10 +159,10 @@ def file_mentions_accelerator(text: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- the inventory
-def bound_names(module: cst.Module) -> set[str]:
+def bound_names(module: cst.Module, index: ChildIndex | None = None) -> set[str]:
     """Every name the file binds: assignment targets (``x``, ``self.x``), parameters, loop targets, imports."""
     collector = _Binder()
-    module.visit(collector)
+    visit_original(index, module, collector)
     return collector.names
 
 
@@ -223,10 +223,11 @@ def inventory(
     parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
     line_of: Callable[[cst.CSTNode], int],
     text: str,
+    index: ChildIndex | None = None,
 ) -> Inventory:
     """Every float16 source of the file, with the rule that ports it (None: not portable)."""
-    finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module), file_mentions_accelerator(text))
-    module.visit(finder)
+    finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
+    visit_original(index, module, finder)
     return Inventory(finder.sources)
 
 

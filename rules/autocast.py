@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.changes import ImportSpec, Safety
 from porter.rule import Rule
-from porter.rules._helpers import dotted, string_value
+from porter.rules._helpers import child_index, dotted, string_value
 from porter.rules._precision import (
     ACCELERATOR_DEVICE_TYPE,
     AUTOCAST,
@@ -87,7 +87,13 @@ class AutocastBf16(Rule):
     name: ClassVar[str] = "autocast-bf16"
     summary: ClassVar[str] = 'CUDA autocast -> torch.autocast(device_type="neuron", dtype=torch.bfloat16)'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("autocast", "amp")
+    triggers: ClassVar[tuple[str, ...]] = ("autocast", "cuda")  # torch.cuda.amp used as a module has "cuda"
+
+    @classmethod
+    def triggered_by(cls, text: str) -> bool:
+        # Every form the rule ports names CUDA (or a device type ported elsewhere in a file that
+        # already mentions neuron); a device-generic autocast in library code is left alone.
+        return "cuda" in text or ("autocast" in text and "neuron" in text)
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN202": "autocast whose dtype or arguments cannot be ported safely: review marker",
     }
@@ -95,7 +101,7 @@ class AutocastBf16(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)
-        self._bound = bound_names(node)
+        self._bound = bound_names(node, child_index(self))
         self._accelerator_file = file_mentions_accelerator(self.context.text)
 
     # ------------------------------------------------------------------ visitors

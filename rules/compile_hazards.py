@@ -20,7 +20,7 @@ from porter.rules._hazard_table import (
     VALUE_METHODS,
     Hazard,
 )
-from porter.rules._helpers import dotted, method_name
+from porter.rules._helpers import child_index, dotted, method_name
 
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 _MODULE_LIKE = re.compile(r"(Module|PreTrainedModel|LightningModule)$")
@@ -92,7 +92,7 @@ class CompileHazards(Rule):
         self._modules: set[str] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
-        classes = [n for n in _all_classes(node)]
+        classes = [n for n in child_index(self).find(node, cst.ClassDef)]  # the fixpoint needs no order
         changed = True
         while changed:  # a class deriving from a local Module subclass is one too
             changed = False
@@ -170,7 +170,7 @@ class CompileHazards(Rule):
         self._control(node.test)
 
     def _control(self, test: cst.BaseExpression) -> None:
-        for inner in _walk(test):
+        for inner in child_index(self).walk(test):  # any order: one flag per test
             if not isinstance(inner, cst.Call):
                 continue
             if self.matches(inner.func, "torch.any", "torch.all", "torch.isnan", "torch.equal", "torch.count_nonzero"):
@@ -184,15 +184,3 @@ class CompileHazards(Rule):
                     continue
                 self._flag(test, CONTROL)
                 return
-
-
-def _all_classes(module: cst.Module) -> list[cst.ClassDef]:
-    return [n for n in _walk(module) if isinstance(n, cst.ClassDef)]
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)

@@ -14,7 +14,7 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 from porter.changes import Safety
 from porter.rule import Rule
 from porter.rules._compile_table import COMPILE_KEYWORDS, COMPILE_SWITCH
-from porter.rules._helpers import dotted, keyword, method_name, positional, string_value
+from porter.rules._helpers import child_index, dotted, keyword, method_name, positional, string_value
 
 # Optimizer constructors: torch.optim classes, and the CUDA-only ones other rules port.
 _TORCH_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+\.)?[A-Z]\w*$")
@@ -149,7 +149,7 @@ class CompileInsert(Rule):
         if not self.options.insert_compile or self._excluded(node):
             return
         done: set[tuple[int, str]] = set()
-        for call in m.findall(node, m.Call()):
+        for call in child_index(self).find(node, cst.Call):
             assert isinstance(call, cst.Call)
             name = self._model_of_optimizer(call)
             if name is None:
@@ -166,7 +166,7 @@ class CompileInsert(Rule):
 
     def _hf_trainer(self, module: cst.Module) -> bool:
         """A Hugging Face ``Trainer``/``TrainingArguments`` (or TRL trainer/config) is built here."""
-        for node in m.findall(module, m.Call() | m.ClassDef()):
+        for node in child_index(self).find(module, cst.Call, cst.ClassDef):
             if isinstance(node, cst.ClassDef):  # class MyTrainer(Trainer): a subclass counts too
                 targets = [base.value for base in node.bases]
             else:
@@ -191,7 +191,7 @@ class CompileInsert(Rule):
         return False
 
     def _compiles(self, module: cst.Module) -> bool:
-        for node in m.findall(module, m.Call() | m.Decorator()):
+        for node in child_index(self).find(module, cst.Call, cst.Decorator):
             target = node.decorator if isinstance(node, cst.Decorator) else node.func  # type: ignore[union-attr]
             if self.matches(target, "torch.compile"):
                 return True
@@ -201,7 +201,7 @@ class CompileInsert(Rule):
         return False
 
     def _has_switch(self, module: cst.Module) -> bool:
-        for node in m.findall(module, m.Assign() | m.AnnAssign() | m.Call()):
+        for node in child_index(self).find(module, cst.Assign, cst.AnnAssign, cst.Call):
             if isinstance(node, cst.Call):
                 if method_name(node) == "add_argument" and any(
                     COMPILE_SWITCH.match((string_value(a.value) or "").lstrip("-").replace("-", "_"))

@@ -20,7 +20,7 @@ def _device_for(index: cst.BaseExpression | None, module: cst.Module) -> cst.Bas
         return cst.SimpleString(f'"neuron:{index.value}"')
     if device_named(index):  # .cuda(device): the variable is ported where it is assigned
         return index
-    text = module.code_for_node(index)
+    text = cst.Module([]).code_for_node(index)
     quote = "'" if '"' in text else '"'
     return cst.parse_expression(f"f{quote}neuron:{{{text}}}{quote}")
 
@@ -88,10 +88,14 @@ class CudaMethod(Rule):
         index = index_arg.value if index_arg else None
         accelerator = self.options.style == "accelerator"
         torch_name, torch_imports = torch_ref(self.context.module)
-        device = _accelerator_device_for(index, torch_name) if accelerator else _device_for(index, self.context.module)
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+            # The device is built from the updated argument: edits of other rules inside it
+            # (``torch.cuda.current_device()``) are kept, and a second port changes nothing.
+            updated_arg = positional(updated, 0) or keyword(updated, "device")
+            new_index = updated_arg.value if updated_arg else None
+            device = _accelerator_device_for(new_index, torch_name) if accelerator else _device_for(new_index, self.context.module)
             kept = [arg for arg in updated.args if arg.keyword is not None and arg.keyword.value != "device"]
             call = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")))
             return with_args(call, [make_arg(None, device), *kept])

@@ -88,12 +88,13 @@ class CudaNamespace(Rule):
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return  # only the outermost name of a dotted chain
-        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom)) or self._inside_import(node):
+        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom)):
             return
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return
         qualified = self.matches_prefix(node, _PREFIX)
-        if qualified is None:
+        # The ancestor walk only for torch.cuda names (it was the rule's main cost on big files).
+        if qualified is None or self._inside_import(node):
             return
         rest = qualified[len(_PREFIX) :]
         head = rest.split(".")[0]

@@ -119,7 +119,7 @@ class CudaOnlyDeps(Rule):
         head = (dotted(node) or "").split(".")[0]
         if not head or head in self._covered_locals:
             return
-        for name in self.qualified(node):
+        for name in self.imported(node):  # `apex = "apex"` is a local, not the package
             entry = entry_for(name, "import")
             if entry is not None:
                 self._mark_once(node, entry)

@@ -76,7 +76,7 @@ class CudaOptimizers(Rule):
     name: ClassVar[str] = "cuda-optimizers"
     summary: ClassVar[str] = "apex FusedAdam, bitsandbytes 8-bit Adam(W), torch_xla syncfree -> torch.optim (AdamW fused)"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("bitsandbytes", "apex", "syncfree")
+    triggers: ClassVar[tuple[str, ...]] = ("import bitsandbytes", "from bitsandbytes", "import apex", "from apex", "syncfree")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN512": "CUDA-only optimizer kept or changed in memory use: review marker",
     }

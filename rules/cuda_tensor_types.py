@@ -70,7 +70,7 @@ class CudaTensorTypes(Rule):
     name: ClassVar[str] = "cuda-tensor-types"
     summary: ClassVar[str] = 'torch.cuda.FloatTensor & co. -> factory calls with dtype=/device="neuron"'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("Tensor",)
+    triggers: ClassVar[tuple[str, ...]] = ("cuda",)  # every CUDA tensor type is spelled torch.cuda.*
     order: ClassVar[int] = 20
 
     def visit_Module(self, node: cst.Module) -> None:

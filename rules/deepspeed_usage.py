@@ -51,7 +51,7 @@ class DeepSpeedUsage(Rule):
     name: ClassVar[str] = "deepspeed-usage"
     summary: ClassVar[str] = "deepspeed.initialize / DeepSpeed configs -> review marker"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("deepspeed", "zero_optimization", "train_micro_batch_size_per_gpu")
+    triggers: ClassVar[tuple[str, ...]] = ("deepspeed.initialize", "from deepspeed", "init_distributed", "zero_optimization", "train_micro_batch_size_per_gpu")
     order: ClassVar[int] = 50
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -86,7 +86,7 @@ class DistBackend(Rule):
     name: ClassVar[str] = "dist-backend"
     summary: ClassVar[str] = 'process-group backend "nccl"/"xla" -> "neuron"'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("nccl", "xla", "NCCL")
+    triggers: ClassVar[tuple[str, ...]] = ("nccl", "NCCL", '"xla"', "'xla'")
     order: ClassVar[int] = 10
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:

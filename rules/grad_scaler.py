@@ -11,7 +11,7 @@ import libcst as cst
 
 from porter.changes import ImportSpec, Safety
 from porter.rule import Rule
-from porter.rules._helpers import dotted, positional, string_value, with_args
+from porter.rules._helpers import child_index, dotted, positional, string_value, visit_original, with_args
 from porter.rules._precision import (
     ACCELERATOR_DEVICE_TYPE,
     GRAD_SCALER,
@@ -99,7 +99,7 @@ class GradScalerRule(Rule):
     name: ClassVar[str] = "grad-scaler"
     summary: ClassVar[str] = "GradScaler removed under bfloat16: scale(loss).backward() -> loss.backward(), step(opt) -> opt.step()"
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("GradScaler", "Scaler", "scaler")
+    triggers: ClassVar[tuple[str, ...]] = ("GradScaler", "Scaler(", "loss_scaler")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN205": "GradScaler kept as a disabled pass-through (enabled=False), or kept on the neuron device for float16",
         "NRN206": "GradScaler kept because float16 remains in the file: review marker",
@@ -113,7 +113,7 @@ class GradScalerRule(Rule):
         # files that use it being ported to bfloat16 too, so those edits are review items.
         self._cross_file = Safety.REVIEW if "autocast" not in self.context.text else None
         finder = _ScalerFinder(self)
-        node.visit(finder)
+        visit_original(child_index(self), node, finder)
         self._bindings = {id(binding.call): binding for binding in finder.bindings}
         if not finder.bindings:
             return
@@ -130,7 +130,9 @@ class GradScalerRule(Rule):
         cached = self.context.notes.get(_NOTES_KEY)
         if isinstance(cached, Inventory):
             return cached
-        found = inventory(module, self.qualified, self.parent, lambda n: self.position(n)[0], self.context.text)
+        found = inventory(
+            module, self.qualified, self.parent, lambda n: self.position(n)[0], self.context.text, child_index(self)
+        )
         self.context.notes[_NOTES_KEY] = found
         return found
 

@@ -51,7 +51,7 @@ class HfAccelerate(Rule):
     name: ClassVar[str] = "hf-accelerate"
     summary: ClassVar[str] = 'Accelerator(mixed_precision="fp16"/"fp8") -> "bf16"; dynamo_backend -> "neuron"'
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("Accelerator", "write_basic_config")
+    triggers: ClassVar[tuple[str, ...]] = ("mixed_precision", "dynamo_backend")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN832": 'Accelerator(dynamo_backend=...) -> "neuron"',
     }

@@ -72,7 +72,15 @@ class HfFromPretrained(Rule):
     name: ClassVar[str] = "hf-from-pretrained"
     summary: ClassVar[str] = 'from_pretrained: flash_attention_2 -> "sdpa", CUDA device_map -> "neuron", 8/4-bit loading -> marker'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("from_pretrained",)
+    triggers: ClassVar[tuple[str, ...]] = (
+        '="flash_attention', "='flash_attention", 'device_map="cuda', "device_map='cuda", "device_map={",
+        "load_in_8bit", "load_in_4bit", "quantization_config=",
+    )
+
+    @classmethod
+    def triggered_by(cls, text: str) -> bool:
+        # Library code mentions these settings everywhere; only a from_pretrained call can change.
+        return "from_pretrained(" in text and super().triggered_by(text)
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN812": 'from_pretrained: CUDA device_map -> "neuron"',
         "NRN813": "from_pretrained: bitsandbytes 8/4-bit loading -> review marker",

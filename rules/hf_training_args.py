@@ -15,6 +15,7 @@ from porter.rules._hf_table import (
     CUDA_OPTIMS,
     FUSED,
     REMOVED_SETTINGS,
+    TRL_CONFIGS,
     UNFUSED_OPTIMS,
     is_training_args,
 )
@@ -161,7 +162,9 @@ class HfTrainingArgs(_TrainingArgsRule):
     name: ClassVar[str] = "hf-training-args"
     summary: ClassVar[str] = "TrainingArguments/TRL configs: fp16 -> bf16, drop tf32/apex/compile modes, CUDA-only optim -> adamw_torch_fused"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("TrainingArguments", "Config")
+    # "TrainingArguments" covers Seq2Seq/Neuron variants; TRL configs are named one by one ("Config"
+    # alone would send most of a library tree to the parser).
+    triggers: ClassVar[tuple[str, ...]] = ("TrainingArguments", *sorted(f"{name}Config" for name in TRL_CONFIGS), "NeuronSFTConfig", "NeuronORPOConfig", "NeuronGRPOConfig")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN802": "TrainingArguments: CUDA-only setting removed (tf32, fp16_opt_level, half_precision_backend, torch_compile_mode)",
         "NRN803": "TrainingArguments: CUDA-only optim -> adamw_torch_fused (or a marker where none fits)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from typing import ClassVar
 
 import libcst as cst
@@ -9,8 +11,10 @@ import libcst as cst
 from porter.changes import Safety
 from porter.rule import Rule
 from porter.rules._device import INT_DEVICE_NAME
-from porter.rules._helpers import dotted, keyword, method_name, positional
+from porter.rules._helpers import ChildIndex, child_index, dotted, keyword, method_name, positional, visit_original
 
+
+_INDEX_PLACEMENT = re.compile(r"(?:\.to\(|device=)\s*(?:\w+\.)?(?:\w*(?:rank|gpu|device_id)\w*|\d+)\b")
 
 class IntegerPlacement(Rule):
     """Port placements that name the device by an integer index.
@@ -55,11 +59,19 @@ class IntegerPlacement(Rule):
     name: ClassVar[str] = "integer-placement"
     summary: ClassVar[str] = 'integer device placement .to(local_rank) -> .to(f"neuron:{local_rank}")'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = (".to(", "device=")
+    # The conventional index names the rule knows, and literal indices: a plain ".to(" would send
+    # most of a large tree to the parser.
+    triggers: ClassVar[tuple[str, ...]] = ("rank", "gpu", "device_id", "LOCAL_RANK", ".to(0", ".to(1", "device=0", "device=1")
+
+    @classmethod
+    def triggered_by(cls, text: str) -> bool:
+        # ".to(" alone would send most of a large tree to the parser: look for an index-like
+        # argument, or a LOCAL_RANK read whose int may be placed under any name.
+        return "LOCAL_RANK" in text or _INDEX_PLACEMENT.search(text) is not None
     order: ClassVar[int] = 10
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._ints, self._not_ints = _integer_names(node)
+        self._ints, self._not_ints = _integer_names(node, child_index(self))
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.options.style == "accelerator":
@@ -89,7 +101,7 @@ class IntegerPlacement(Rule):
         return cst.parse_expression(f'f"neuron:{{{dotted(value)}}}"')
 
 
-def _integer_names(module: cst.Module) -> tuple[set[str], set[str]]:
+def _integer_names(module: cst.Module, index: ChildIndex | None = None) -> tuple[set[str], set[str]]:
     """Dotted names the file shows to hold ints (``x = int(...)``, ``x: int``, ``for x in range``),
     and names it shows to hold something else (``gpu = torch.device(...)``, ``rank = "cuda:0"``)."""
     found: set[str] = set()
@@ -129,7 +141,7 @@ def _integer_names(module: cst.Module) -> tuple[set[str], set[str]]:
             if name is not None and isinstance(node.iter, cst.Call) and dotted(node.iter.func) == "range":
                 found.add(name)
 
-    module.visit(_Collect())
+    visit_original(index, module, _Collect())
     for target, source in copies:
         if source in found or INT_DEVICE_NAME.match(source.split(".")[-1]):
             found.add(target)

@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.changes import Safety
 from porter.rule import Rule
-from porter.rules._helpers import dotted
+from porter.rules._helpers import ChildIndex, child_index, dotted, visit_original
 
 # Parents in which a comparison must be parenthesised to keep its meaning.
 _TIGHT = (cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)
@@ -55,7 +55,7 @@ class IsCuda(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._assigned: set[str] = set()
-        for target in _assignment_targets(node):
+        for target in _assignment_targets(node, child_index(self)):
             if isinstance(target, cst.Attribute) and target.attr.value == "is_cuda":
                 self._assigned.add(dotted(target.value) or "")
 
@@ -101,7 +101,7 @@ class IsCuda(Rule):
         )
 
 
-def _assignment_targets(module: cst.Module) -> list[cst.BaseExpression]:
+def _assignment_targets(module: cst.Module, index: ChildIndex | None = None) -> list[cst.BaseExpression]:
     found: list[cst.BaseExpression] = []
 
     class _Collect(cst.CSTVisitor):
@@ -111,5 +111,5 @@ def _assignment_targets(module: cst.Module) -> list[cst.BaseExpression]:
         def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
             found.append(node.target)
 
-    module.visit(_Collect())
+    visit_original(index, module, _Collect())
     return found

@@ -75,7 +75,7 @@ class OptimumNeuron(Rule):
     name: ClassVar[str] = "optimum-neuron"
     summary: ClassVar[str] = "optimum.neuron NeuronTrainer/NeuronTrainingArguments/NeuronSFTTrainer -> transformers/trl classes"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("optimum",)
+    triggers: ClassVar[tuple[str, ...]] = ("optimum.neuron", "optimum_neuron")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN842": "Optimum-only training fields (model parallelism, ZeRO-1) removed; review marker where they did something",
         "NRN843": "other optimum.neuron API (inference classes, NeuronAccelerator): review marker",

@@ -9,7 +9,7 @@ import libcst as cst
 
 from porter.changes import Safety
 from porter.rule import Rule
-from porter.rules._helpers import dotted, keyword, method_name, add_keyword_keep_layout, string_value
+from porter.rules._helpers import add_keyword_keep_layout, child_index, dotted, keyword, method_name, string_value
 
 PAD_MULTIPLE = 128  # SBUF/PSUM partition width (facts §3); not a documented Neuron padding rule
 _TOKENIZER_NAME = re.compile(r"(?i)(tokenizer|tokeniser|^tok$|_tok$|processor)$")
@@ -39,6 +39,11 @@ def _pad_value(call: cst.Call) -> str | None:
     if string_value(arg.value) == "longest":
         return "longest"
     return None
+
+
+def _pads_to_max_length(call: cst.Call) -> bool:
+    arg = keyword(call, "padding")
+    return arg is not None and string_value(arg.value) == "max_length"
 
 
 def _truncates(call: cst.Call) -> bool:
@@ -82,7 +87,7 @@ class StaticPadding(Rule):
         ``DataCollatorForLanguageModeling``, ``DataCollatorForSeq2Seq`` and
         ``DataCollatorForTokenClassification`` without ``pad_to_multiple_of`` (or with one that can be
         ``None``, like the HF examples' ``8 if accelerator.use_fp16 else None``) get
-        ``pad_to_multiple_of=128`` (NRN712) — or, when a tokenizer call of the file truncates to a
+        ``pad_to_multiple_of=128`` (NRN712) — or, when a tokenizer call of the file truncates (or pads) to a
         ``max_length`` that is visible at the collator, ``pad_to_multiple_of=<that max_length>`` (every
         batch exactly that long, never longer); when it is not visible, a marker instead (128 could
         pad past the truncation length and the model's positions). TRL configs are left to the Hugging Face rules.
@@ -144,12 +149,14 @@ class StaticPadding(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         # Truncation lengths of the file's tokenizer calls: a collator must never pad past them.
+        # A call that pads to max_length (as written, or after NRN711) fixes the length too: a
+        # collator padding its batches to 128 would grow every batch past it.
         self._max_lengths: list[cst.BaseExpression] = []
-        stack: list[cst.CSTNode] = [node]
-        while stack:
-            current = stack.pop()
-            stack.extend(current.children)
-            if isinstance(current, cst.Call) and self._is_tokenizer_call(current) and _truncates(current):
+        if "max_length" not in self.context.text:
+            return
+        for current in child_index(self).find(node, cst.Call):
+            assert isinstance(current, cst.Call)
+            if self._is_tokenizer_call(current) and (_truncates(current) or _pads_to_max_length(current)):
                 found = keyword(current, "max_length")
                 if found is not None:
                     self._max_lengths.append(found.value)
@@ -184,10 +191,7 @@ class StaticPadding(Rule):
         for ancestor in self.ancestors(call):
             if isinstance(ancestor, cst.FunctionDef):
                 names.update(param.name.value for param in ancestor.params.params)
-                stack: list[cst.CSTNode] = [ancestor.body]
-                while stack:
-                    current = stack.pop()
-                    stack.extend(current.children)
+                for current in child_index(self).find(ancestor.body, cst.AssignTarget):
                     if isinstance(current, cst.AssignTarget) and isinstance(current.target, cst.Name):
                         names.add(current.target.value)
         return names

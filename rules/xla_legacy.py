@@ -75,7 +75,7 @@ class XlaLegacy(Rule):
     name: ClassVar[str] = "xla-legacy"
     summary: ClassVar[str] = 'legacy torch_xla code (xm.xla_device, mark_step, MpDeviceLoader, "xla") -> native neuron'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("torch_xla", "xla")
+    triggers: ClassVar[tuple[str, ...]] = ("torch_xla", '"xla"', "'xla'")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN311": "xm.mark_step() / torch_xla.sync() removed",
         "NRN312": "xm.optimizer_step(opt) -> opt.step() (review: gradient all-reduce from DDP)",

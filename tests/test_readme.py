@@ -22,3 +22,22 @@ def test_readme_opens_with_two_setup_commands() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     _, tests = _readme_commands()
     assert tests.strip() in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_rule_table_matches_porter_rules() -> None:
+    """The table between the rules markers is `porter rules --markdown` (regenerate it with
+    `python tests/test_readme.py`)."""
+    from porter.commands.rules import markdown_table, rule_rows
+
+    text = (ROOT / "README.md").read_text()
+    table = text.split("<!-- rules:start -->\n", 1)[1].split("<!-- rules:end -->", 1)[0]
+    assert table == markdown_table(rule_rows())
+
+
+if __name__ == "__main__":
+    from porter.commands.rules import markdown_table, rule_rows
+
+    readme = ROOT / "README.md"
+    head, rest = readme.read_text().split("<!-- rules:start -->\n", 1)
+    _, tail = rest.split("<!-- rules:end -->", 1)
+    readme.write_text(head + "<!-- rules:start -->\n" + markdown_table(rule_rows()) + "<!-- rules:end -->" + tail)

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 KNOWN_GAPS: dict[str, str] = {
     "aten.convolution_backward": (
-        "backward of Conv1d / ConvTranspose2d: upstream torch-mlir has no StableHLO lowering for these "
-        "forms of convolution_backward (Conv2d's lowers); TorchNeuron lowers them in its fork"
+        "backward of transposed convolutions (ConvTranspose2d): upstream torch-mlir has no StableHLO "
+        "lowering for this form (Conv2d's lowers; Conv1d's is decomposed into it by porter); "
+        "TorchNeuron lowers it in its fork"
     ),
-    "aten.avg_pool2d_backward": "AvgPool2d backward: no StableHLO lowering upstream",
+    "aten.avg_pool2d_backward": (
+        "AvgPool2d backward with overlapping windows, padding or ceil_mode: no StableHLO lowering "
+        "upstream (the non-overlapping form is decomposed by porter)"
+    ),
 }
 
 

@@ -51,8 +51,71 @@ def _max_pool2d_with_indices_backward(
     return flat.reshape(self.shape)
 
 
+def _conv1d_backward(
+    grad_output: torch.Tensor,
+    input: torch.Tensor,
+    weight: torch.Tensor,
+    bias_sizes: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+    output_mask: Any,
+) -> Any:
+    """Conv1d backward as Conv2d backward over a height-1 plane.
+
+    Upstream torch-mlir lowers the 2-D ``convolution_backward`` but not the 1-D one; a 1-D
+    convolution is exactly a 2-D one with kernel height 1. Other forms (2-D, transposed) return
+    ``NotImplemented`` so tracing keeps the op as it is.
+    """
+    if input.dim() != 3 or transposed:
+        return NotImplemented
+    grad_input, grad_weight, grad_bias = aten.convolution_backward.default(
+        grad_output.unsqueeze(2), input.unsqueeze(2), weight.unsqueeze(2), bias_sizes,
+        [1, *stride], [0, *padding], [1, *dilation], False, [0, *output_padding], groups, output_mask,
+    )
+    return (
+        grad_input.squeeze(2) if grad_input is not None else None,
+        grad_weight.squeeze(2) if grad_weight is not None else None,
+        grad_bias,
+    )
+
+
+def _avg_pool2d_backward(
+    grad_output: torch.Tensor,
+    self: torch.Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Any,
+) -> Any:
+    """AvgPool2d backward for non-overlapping windows without padding (``AvgPool2d(k)``, the
+    common form): each input cell gets its window's gradient divided by the window size.
+
+    Upstream torch-mlir has no StableHLO lowering for ``avg_pool2d_backward``. Overlapping,
+    padded or ceil-mode pooling returns ``NotImplemented`` (stays a known gap).
+    """
+    kh, kw = (list(kernel_size) * 2)[:2] if len(kernel_size) == 1 else list(kernel_size)[:2]
+    sh, sw = (kh, kw) if not stride else ((list(stride) * 2)[:2] if len(stride) == 1 else list(stride)[:2])
+    if (sh, sw) != (kh, kw) or any(padding) or ceil_mode:
+        return NotImplemented
+    divisor = divisor_override or kh * kw
+    spread = grad_output.repeat_interleave(kh, dim=-2).repeat_interleave(kw, dim=-1) / divisor
+    h, w = self.shape[-2], self.shape[-1]
+    pad_h, pad_w = h - spread.shape[-2], w - spread.shape[-1]
+    if pad_h or pad_w:  # rows/columns no window covered get no gradient
+        spread = torch.nn.functional.pad(spread, (0, pad_w, 0, pad_h))
+    return spread
+
+
 EXTRA_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
+    aten.avg_pool2d_backward.default: _avg_pool2d_backward,
     aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,
+    aten.convolution_backward.default: _conv1d_backward,
 }
 
 

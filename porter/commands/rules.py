@@ -6,12 +6,15 @@ import json
 
 import click
 
-from porter.filetypes import FILE_CODES
-from porter.registry import all_rules
 
 
 def rule_rows() -> list[tuple[str, str, str, str]]:
     """(code, name, safety, summary) for every Python rule code and every non-Python file code."""
+    # Imported here: loading the rules means loading libcst, which `porter --help` and cached
+    # `porter migrate` runs never need.
+    from porter.filetypes import FILE_CODES
+    from porter.registry import all_rules
+
     rows = []
     for rule in all_rules():
         for code in rule.all_codes():
@@ -22,14 +25,26 @@ def rule_rows() -> list[tuple[str, str, str, str]]:
     return sorted(rows)
 
 
+def markdown_table(rows: list[tuple[str, str, str, str]]) -> str:
+    lines = ["| code | rule | safety | what it ports |", "|---|---|---|---|"]
+    for code, name, safety, text in rows:
+        escaped = text.replace("|", "\\|")
+        lines.append(f"| {code} | {name} | {safety} | {escaped} |")
+    return "\n".join(lines) + "\n"
+
+
 @click.command("rules")
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
-def command(as_json: bool) -> int:
+@click.option("--markdown", is_flag=True, help="Print the list as a Markdown table (as in the README).")
+def command(as_json: bool, markdown: bool) -> int:
     """List every rule code (built-in and plugins): code, rule name, safety, what it ports.
 
     Codes named "files" port dependency pins, launch scripts, configs and containers.
     """
     rows = rule_rows()
+    if markdown:
+        click.echo(markdown_table(rows), nl=False)
+        return 0
     if as_json:
         click.echo(json.dumps([dict(zip(("code", "name", "safety", "summary"), row)) for row in rows], indent=2))
         return 0

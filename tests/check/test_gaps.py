@@ -72,8 +72,8 @@ def conv_pool() -> nn.Module:
 
 # One reproducer per known-gap entry: each must still fail upstream, with exactly that op.
 GAP_CASES: dict[str, Callable[[], tuple[nn.Module, torch.Tensor]]] = {
-    "aten.convolution_backward": lambda: (nn.Sequential(nn.Conv1d(3, 4, 3), nn.ReLU()), torch.randn(2, 3, 8)),
-    "aten.avg_pool2d_backward": lambda: (nn.Sequential(nn.Conv2d(3, 4, 3), nn.AvgPool2d(2)), torch.randn(2, 3, 8, 8)),
+    "aten.convolution_backward": lambda: (nn.Sequential(nn.ConvTranspose2d(3, 4, 2, stride=2)), torch.randn(2, 3, 4, 4)),
+    "aten.avg_pool2d_backward": lambda: (nn.Sequential(nn.Conv2d(3, 4, 3), nn.AvgPool2d(3, stride=2)), torch.randn(2, 3, 9, 9)),
 }
 
 
@@ -121,3 +121,37 @@ def test_max_pool_backward_decomposition_matches_aten() -> None:
     expected = torch.ops.aten.max_pool2d_with_indices_backward(grad, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
     got = lowering._max_pool2d_with_indices_backward(grad, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx)
     torch.testing.assert_close(got, expected)
+
+
+def test_conv1d_training_graphs_lower_and_keep_eager_gradients() -> None:
+    from functorch.compile import make_boxed_func
+    from torch._dynamo.backends.common import aot_autograd
+
+    torch.manual_seed(0)
+    module = nn.Sequential(nn.Conv1d(3, 4, 3, padding=1, stride=2, dilation=1), nn.ReLU())
+    x = torch.randn(2, 3, 9, requires_grad=True)
+    assert lower_training(module, x.detach()) == {"forward": [], "backward": []}
+    module.zero_grad()
+    module(x).pow(2).sum().backward()
+    eager = [module[0].weight.grad.clone(), module[0].bias.grad.clone(), x.grad.clone()]
+    module.zero_grad()
+    x.grad = None
+    torch._dynamo.reset()
+    run_graph = lambda gm, _inputs: make_boxed_func(gm.forward)  # noqa: E731 - run the decomposed graphs
+    backend = aot_autograd(fw_compiler=run_graph, bw_compiler=run_graph, decompositions=lowering.decomposition_table())
+    torch.compile(module, backend=backend)(x).pow(2).sum().backward()
+    for got, expected in zip([module[0].weight.grad, module[0].bias.grad, x.grad], eager):
+        torch.testing.assert_close(got, expected)
+
+
+def test_non_overlapping_avg_pool_training_graphs_lower() -> None:
+    module = nn.Sequential(nn.Conv2d(3, 4, 3), nn.AvgPool2d(2))
+    assert lower_training(module, torch.randn(2, 3, 9, 9)) == {"forward": [], "backward": []}
+
+
+@pytest.mark.parametrize(("kernel", "stride", "size"), [(2, [], 8), (2, [], 7), (3, [3, 3], 9)])
+def test_avg_pool_backward_decomposition_matches_aten(kernel: int, stride: list[int], size: int) -> None:
+    x = torch.randn(2, 3, size, size)
+    grad = torch.randn_like(F.avg_pool2d(x, kernel, stride or None))
+    args = (grad, x, [kernel, kernel], stride, [0, 0], False, True, None)
+    torch.testing.assert_close(lowering._avg_pool2d_backward(*args), torch.ops.aten.avg_pool2d_backward(*args))
