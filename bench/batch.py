@@ -56,24 +56,26 @@ def porter(args: list[str]) -> tuple[float, str]:
 
 
 def prefilter_stats(files: list[str]) -> tuple[int, Counter[str], Counter[str]]:
+    from porter.engine import prefilter
+    from porter.options import Options
     from porter.registry import all_rules
 
     rules = all_rules()
+    options = Options()
     passed = 0
     by_rule: Counter[str] = Counter()
     by_word: Counter[str] = Counter()
     for path in files:
         with open(path, "rb") as handle:
             text = handle.read().decode("utf-8", "replace")
-        hit = False
-        for rule in rules:
-            if rule.triggered_by(text):
-                hit = True
-                by_rule[f"{rule.code} {rule.name}"] += 1
-                for word in rule.triggers:
-                    if word in text:
-                        by_word[f"{rule.code} {word!r}"] += 1
-        passed += hit
+        # The engine's own decision (port-context rules count only beside a porting rule).
+        candidates = prefilter(text, options, rules)
+        for rule in candidates:
+            by_rule[f"{rule.code} {rule.name}"] += 1
+            for word in rule.triggers:
+                if word in text:
+                    by_word[f"{rule.code} {word!r}"] += 1
+        passed += bool(candidates)
     return passed, by_rule, by_word
 
 

@@ -56,16 +56,8 @@ def port_source(
         return Failure(path, str(error), kind="read")
     candidates = list(all_rules() if rules is None else rules)
     if options.prefilter:
-        candidates = [rule for rule in candidates if rule.triggered_by(decoded.text)]
-        # Performance rules only act on files being ported: with no porting rule triggered and
-        # nothing targeting neuron yet, their edits would all be dropped, so skip the parse.
-        may_be_in_port = (
-            options.all_files
-            or options.repo_in_port
-            or any(not rule.requires_port_context for rule in candidates)
-            or bool(_TARGETS_NEURON.search(decoded.text))
-        )
-        if not candidates or not may_be_in_port:
+        candidates = prefilter(decoded.text, options, candidates)
+        if not candidates:
             return Unchanged(path, skipped="prefilter")
     try:
         module = cst.parse_module(data)
@@ -85,6 +77,23 @@ def port_source(
             "the file was left as it was — please report it",
             kind="internal",
         )
+
+
+def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """The rules worth parsing ``text`` for; empty means the file cannot change.
+
+    A rule is a candidate when one of its trigger words is in the text. Rules that act only on
+    files being ported count only when a porting rule is a candidate too, or the file already
+    targets neuron: otherwise all their edits would be dropped.
+    """
+    candidates = [rule for rule in rules if rule.triggered_by(text)]
+    may_be_in_port = (
+        options.all_files
+        or options.repo_in_port
+        or any(not rule.requires_port_context for rule in candidates)
+        or bool(_TARGETS_NEURON.search(text))
+    )
+    return candidates if may_be_in_port else []
 
 
 def _port_module(

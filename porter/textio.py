@@ -8,12 +8,19 @@ changed after it was read is not overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import stat
 import tempfile
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+try:  # POSIX; elsewhere writes go unlocked (the re-read check still applies)
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
 
 
 class SourceError(Exception):
@@ -88,6 +95,36 @@ def write_atomic(path: str, data: bytes, expected: bytes | None = None) -> None:
     changed under us and is left alone. Permission bits are kept. Raises ``SourceError``.
     """
     directory = os.path.dirname(os.path.abspath(path))
+    with _directory_lock(directory):
+        _write_locked(path, directory, data, expected)
+
+
+@contextlib.contextmanager
+def _directory_lock(directory: str) -> Iterator[None]:
+    """Serialise check-and-replace between porter processes writing the same folder.
+
+    ``flock`` on the folder itself: nothing is created in the user's tree, and the lock goes
+    away with the process. Where the folder cannot be opened or locked, writing goes on unlocked
+    (the re-read check below still refuses a file that changed).
+    """
+    try:
+        if fcntl is None:
+            raise OSError("no flock here")
+        handle = os.open(directory, os.O_RDONLY)
+    except OSError:
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def _write_locked(path: str, directory: str, data: bytes, expected: bytes | None) -> None:
     mode: int | None = None
     if os.path.lexists(path):
         info = os.lstat(path)

@@ -193,7 +193,7 @@ class ChildIndex:
     A node outside the original tree (built by a rule) falls back to ``node.children``.
     """
 
-    __slots__ = ("_preorder", "children", "parents", "root")
+    __slots__ = ("_buckets", "_order", "_preorder", "children", "parents", "root")
 
     def __init__(self, parents: Mapping[cst.CSTNode, cst.CSTNode], root: cst.CSTNode) -> None:
         self.parents = parents
@@ -207,6 +207,8 @@ class ChildIndex:
                 siblings.append(child)
         self.children = children
         self._preorder: list[cst.CSTNode] | None = None
+        self._buckets: dict[type, list[cst.CSTNode]] | None = None
+        self._order: dict[cst.CSTNode, int] | None = None
 
     def of(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         found = self.children.get(node)
@@ -230,8 +232,30 @@ class ChildIndex:
     def find(self, root: cst.CSTNode, *types: type) -> list[cst.CSTNode]:
         """Like ``m.findall(root, m.T1() | m.T2())``: the nodes of these types, pre-order."""
         if root is self.root:
-            return [node for node in self.preorder() if isinstance(node, types)]
+            return self._of_types(types)
         return [node for node in self.walk(root) if isinstance(node, types)]
+
+    def _of_types(self, types: tuple[type, ...]) -> list[cst.CSTNode]:
+        """The file's nodes of these types, pre-order, from per-type buckets built once."""
+        if self._buckets is None:
+            buckets: dict[type, list[cst.CSTNode]] = {}
+            for node in self.preorder():
+                kind = type(node)
+                bucket = buckets.get(kind)
+                if bucket is None:
+                    buckets[kind] = [node]
+                else:
+                    bucket.append(node)
+            self._buckets = buckets
+        lists = [nodes for kind, nodes in self._buckets.items() if issubclass(kind, types)]
+        if len(lists) == 1:
+            return list(lists[0])
+        if not lists:
+            return []
+        if self._order is None:
+            self._order = {node: position for position, node in enumerate(self.preorder())}
+        order = self._order
+        return sorted((node for nodes in lists for node in nodes), key=order.__getitem__)
 
     def preorder(self) -> list[cst.CSTNode]:
         """Every node of the file, pre-order (computed once)."""

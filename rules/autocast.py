@@ -101,7 +101,7 @@ class AutocastBf16(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)
-        self._bound = bound_names(node, child_index(self))
+        self._bound: set[str] | None = None  # bound_names(), computed when an autocast call needs it
         self._accelerator_file = file_mentions_accelerator(self.context.text)
 
     # ------------------------------------------------------------------ visitors
@@ -131,6 +131,8 @@ class AutocastBf16(Rule):
         kind = "cuda" if cuda_form else device_kind(args.device)
         if kind in {"other", "missing"} or (kind == "variable" and not self._accelerator_file):
             return
+        if self._bound is None:
+            self._bound = bound_names(self.context.module, child_index(self))
         dtype = dtype_kind(args.dtype, self.qualified, self._bound)
         if dtype == "unknown":
             text = self.context.module.code_for_node(args.dtype) if args.dtype is not None else ""

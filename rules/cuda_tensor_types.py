@@ -100,10 +100,11 @@ class CudaTensorTypes(Rule):
         parent = self.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             return
-        if any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in self.ancestors(node)):
-            return
         kind = self._tensor_type(node)
         if kind is None or id(node) in self._handled:
+            return
+        # The ancestor walk after the name check: for every attribute it was the rule's main cost.
+        if any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in self.ancestors(node)):
             return
         self.mark(node, f"torch.cuda.{kind} is CUDA-only; use dtype={TENSOR_TYPES[kind]} and device checks")
 
@@ -144,6 +145,10 @@ class CudaTensorTypes(Rule):
         new: list[cst.BaseStatement] = []
         if kind != "FloatTensor":
             dtype = TENSOR_TYPES[kind].replace("torch.", f"{torch_name}.", 1)
+            if dtype.endswith(".float64") and self.options.selects("NRN721"):
+                # NRN721 ports a float64 default to float32 (no native float64 on Trainium); doing
+                # it here too keeps the port a fixed point (a second run would change it).
+                dtype = f"{torch_name}.float32"
             new.append(cst.parse_statement(f"{torch_name}.set_default_dtype({dtype})"))
         self.replace(
             node,

@@ -77,13 +77,13 @@ def _check(source: str, options: Options) -> Success | None:
     return result
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lines=_block(2), all_files=st.booleans())
 def test_training_shaped_programs_port_safely(lines: list[str], all_files: bool) -> None:
     _check(HEADER + "\n".join(lines) + "\n", Options(all_files=all_files))
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(program=hypothesmith.from_node(), injected=st.lists(st.sampled_from(CUDA_STATEMENTS), min_size=1, max_size=3))
 def test_random_programs_keep_every_unmatched_line(program: str, injected: list[str]) -> None:
     try:

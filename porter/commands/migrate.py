@@ -7,6 +7,7 @@ content cache does not know: a fully cached run loads neither libcst nor a proce
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -21,7 +22,7 @@ from porter.render import change_line, colour_diff, summary
 from porter.results import Failure, FileResult, Success
 from porter.textio import SourceError, write_atomic
 
-EXIT_OK, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPORT_SUFFIXES = (".json", ".sarif", ".md", ".markdown")
 
 # CLI parameter -> [tool.porter] key it overrides (when given on the command line).
@@ -35,6 +36,11 @@ _OVERRIDES = {
     "jobs": "jobs",
     "cache_dir": "cache-dir",
 }
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    """SIGTERM ends a batch like Ctrl-C: between files, with a summary."""
+    raise KeyboardInterrupt
 
 
 def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
@@ -84,6 +90,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
       1  --check was given and at least one file would change
       2  at least one file could not be read, parsed or written (the others are still done),
          bad usage or configuration, or a --git-branch precondition failed
+      130 interrupted (Ctrl-C or SIGTERM): every file is fully old or fully new; a summary is printed
     """
     run = _Run.from_flags(ctx, paths, flags)
     return run.execute()
@@ -168,6 +175,8 @@ class _Run:
         patch: list[str] = []
         pending_commits: dict[str, list[Success]] = {}
         progress = _Progress.create(self.flags["progress"], self.quiet)
+        interrupted = False
+        previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             options = [root.options for root in owners]
             for index, result, _cached in run_batch(targets, options, self.jobs, cache, stats, progress.start):
@@ -189,12 +198,25 @@ class _Run:
                 self._print(result, progress)
                 # Keep counts, not bytes: a tree of thousands of files must not pile up in memory.
                 self.results.append(replace(result, old=b"", new=b"") if isinstance(result, Success) else result)
+        except KeyboardInterrupt:
+            # Every write is a rename of a complete temporary file: each file is fully old or fully new.
+            interrupted = True
         finally:
+            signal.signal(signal.SIGTERM, previous_term)
             progress.stop()
             if cache is not None:
                 cache.close()
                 if cache.warning:
                     click.echo(f"porter: warning: {cache.warning}", err=True)
+        if interrupted:
+            done = len(self.results)
+            click.echo(
+                f"porter: interrupted after {done} of {len(targets)} files; "
+                f"{summary(self.results, 'ported' if write_now or self.flags['out_dir'] else 'would change')} "
+                "Every file is either as it was or fully ported; run again to finish.",
+                err=True,
+            )
+            return EXIT_INTERRUPTED
         record.cache_hits = stats.cache_hits
         if self.flags["out_dir"]:
             self._copy_rest()
