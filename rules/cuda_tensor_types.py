@@ -145,6 +145,8 @@ class CudaTensorTypes(Rule):
         new: list[cst.BaseStatement] = []
         if kind != "FloatTensor":
             dtype = TENSOR_TYPES[kind].replace("torch.", f"{torch_name}.", 1)
+            if dtype.endswith(".float16") and self.options.selects("NRN203"):
+                dtype = f"{torch_name}.bfloat16"  # NRN203's fp16 -> bf16, done here so the port is a fixed point
             if dtype.endswith(".float64") and self.options.selects("NRN721"):
                 # NRN721 ports a float64 default to float32 (no native float64 on Trainium); doing
                 # it here too keeps the port a fixed point (a second run would change it).

@@ -320,7 +320,9 @@ class HfTrainingPerf(_TrainingArgsRule):
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
         names = self.qualified(node.func)
-        if names & {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser", "trl.TrlParser"}:
+        # Optimum's parser is ported to HfArgumentParser by NRN841 in the same pass.
+        if names & {"transformers.HfArgumentParser", "transformers.hf_argparser.HfArgumentParser", "trl.TrlParser",
+                    "optimum.neuron.NeuronHfArgumentParser"}:
             self._parser(node)
 
     def port(self, call: cst.Call) -> None:
@@ -350,9 +352,11 @@ class HfTrainingPerf(_TrainingArgsRule):
             self.edit(call, arg, _set_string("optim", FUSED), message, "NRN808", Safety.SAFE)
 
     def _compile(self, call: cst.Call, star: bool) -> None:
-        if star or keyword(call, "torch_compile_backend") is not None or keyword(call, "torch_compile_mode") is not None:
-            return  # a given backend is NRN805's; a mode is replaced by the backend in NRN802
+        if star or keyword(call, "torch_compile_backend") is not None:
+            return  # a given backend is NRN805's
         arg = keyword(call, "torch_compile")
+        if arg is None and keyword(call, "torch_compile_mode") is not None:
+            return  # a mode as the only compile switch is replaced by the backend in NRN802
         if arg is None:
             if self.options.insert_compile:  # the Trainer's counterpart of NRN411's model.compile insertion
                 message = 'torch_compile=True, torch_compile_backend="neuron": the Trainer compiles the model (one graph per shape)'
