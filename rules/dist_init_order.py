@@ -75,10 +75,13 @@ class DistInitOrder(Rule):
             return
         body = list(block.body)
         index = body.index(statement)
+        # A device use in an enclosing block cannot be fixed by a move inside this one: mark it
+        # (checked first, so a move here and a marker on the next run never both happen).
+        if self._outer_touch(block):
+            self.mark(node, "device used before init_process_group in an enclosing block; init the group first")
+            return
         touch = next((i for i, s in enumerate(body[:index]) if self._touches(s)), None)
         if touch is None:
-            if self._outer_touch(block):
-                self.mark(node, "device used before init_process_group in an enclosing block; init the group first")
             return
         between = body[touch:index]
         if _count_inits(body) != 1 or not self._can_cross(statement, between):
