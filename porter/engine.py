@@ -23,7 +23,7 @@ from porter.imports import ImportCollector, top_level_imports, unused_import_edi
 from porter.options import Options
 from porter.registry import all_rules
 from porter.results import Failure, FileResult, Success, Unchanged
-from porter.rule import MARKER_PREFIX, Edit, FileContext, Rule
+from porter.rule import Edit, FileContext, Rule
 from porter.textio import SourceError, check_bytes, decode_source, read_source
 
 # A file already written for Neuron is "being ported" even with no CUDA-ism left.
@@ -246,10 +246,6 @@ def _with_comments(statement: cst.BaseStatement, comments: Sequence[str]) -> cst
     present = {line.comment.value for line in existing if line.comment is not None}
     added = [cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in comments if text not in present]
     return statement.with_changes(leading_lines=[*existing, *added])
-
-
-def is_marker_line(line: str) -> bool:
-    return line.lstrip().startswith(MARKER_PREFIX)
 
 
 __all__ = ["Change", "migrate_file", "port_source"]

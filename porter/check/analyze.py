@@ -238,44 +238,13 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         rule = RULE_CUDA_METHOD if api.startswith("placement") else (
             RULE_PRECISION if "autocast" in api or "GradScaler" in api else RULE_CUDA_NAMESPACE
         )
-        out.append(
-            Finding(
-                kind="cuda",
-                severity=ERROR,
-                message=f"CUDA left in the port: {api} (no CUDA on Trainium)",
-                file=_rel(use["file"], base),
-                line=use["line"],
-                rule=rule,
-                count=use["count"],
-                detail=source.source_line(use["file"], use["line"]) or None,
-            )
-        )
+        out.append(_counted("cuda", ERROR, f"CUDA left in the port: {api} (no CUDA on Trainium)", use, rule, base))
     for f64 in record.get("float64", []):
-        out.append(
-            Finding(
-                kind="float64",
-                severity=WARNING,
-                message=f"float64 tensor on the neuron device ({f64['op']}): Neuron casts 64-bit types to 32-bit",
-                file=_rel(f64["file"], base),
-                line=f64["line"],
-                rule=RULE_STATIC,
-                count=f64["count"],
-                detail=source.source_line(f64["file"], f64["line"]) or None,
-            )
-        )
+        message = f"float64 tensor on the neuron device ({f64['op']}): Neuron casts 64-bit types to 32-bit"
+        out.append(_counted("float64", WARNING, message, f64, RULE_STATIC, base))
     for mix in record.get("mixing", []):
-        out.append(
-            Finding(
-                kind="device-mixing",
-                severity=ERROR,
-                message=f"{mix['op']} mixes CPU and neuron tensors (fails on a real device)",
-                file=_rel(mix["file"], base),
-                line=mix["line"],
-                rule=RULE_DEVICE,
-                count=mix["count"],
-                detail=source.source_line(mix["file"], mix["line"]) or None,
-            )
-        )
+        message = f"{mix['op']} mixes CPU and neuron tensors (fails on a real device)"
+        out.append(_counted("device-mixing", ERROR, message, mix, RULE_DEVICE, base))
     for call in record.get("compile_calls", []):
         if role != "port":
             continue
@@ -409,3 +378,17 @@ def target_description(target: str) -> str:
     if target == "device":
         return "TorchNeuron on a Neuron device (torch-neuronx, backend='neuron')"
     return EMULATED_TARGET_NAME
+
+
+def _counted(kind: str, severity: str, message: str, entry: dict[str, Any], rule: str, base: str) -> Finding:
+    """A finding for a harness record entry that carries ``file``, ``line`` and ``count``."""
+    return Finding(
+        kind=kind,
+        severity=severity,
+        message=message,
+        file=_rel(entry["file"], base),
+        line=entry["line"],
+        rule=rule,
+        count=entry["count"],
+        detail=source.source_line(entry["file"], entry["line"]) or None,
+    )
