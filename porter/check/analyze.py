@@ -331,7 +331,10 @@ def shapes_of(record: dict[str, Any]) -> tuple[ShapeSummary, ...]:
 
 def padding_of(record: dict[str, Any]) -> Padding | None:
     tokens = int(record.get("tokens", 0))
-    return Padding(tokens=tokens, padded=int(record.get("padded_tokens", 0))) if tokens else None
+    if not tokens:
+        return None
+    sources = tuple(record.get("padding_sources") or ("attention_mask",))
+    return Padding(tokens=tokens, padded=int(record.get("padded_tokens", 0)), sources=sources)
 
 
 def stages_of(record: dict[str, Any] | None, target: str) -> tuple[Stage, ...]:

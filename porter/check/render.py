@@ -70,7 +70,7 @@ def render(report: CheckReport, console: Console | None = None) -> None:
         console.print(shapes)
     if report.padding is not None:
         pad = report.padding
-        console.print(f"Padded tokens: {pad.padded}/{pad.tokens} = {pad.fraction:.1%} (from attention_mask)", markup=False)
+        console.print(f"Padded tokens: {pad.padded}/{pad.tokens} = {pad.fraction:.1%} (from {', '.join(pad.sources)})", markup=False)
 
     syncs = ", ".join(f"{k}: {v:g}" for k, v in report.syncs_per_step.items())
     console.print(f"Host syncs — {syncs or 'none'}", markup=False)

@@ -73,10 +73,12 @@ class ShapeSummary:
 
 @dataclass(frozen=True)
 class Padding:
-    """Token accounting from batches that carried an attention_mask."""
+    """Token accounting from batches that carried an attention_mask, or input_ids the graph
+    compares with a pad id."""
 
     tokens: int
     padded: int
+    sources: tuple[str, ...] = ("attention_mask",)
 
     @property
     def fraction(self) -> float:

@@ -130,3 +130,11 @@ def test_dynamic_compile_has_symbolic_sizes() -> None:
     assert any(g["symbolic"] for g in report["graphs"])
     (dyn,) = findings(report, "compile-dynamic")
     assert dyn["line"] == marked_line("dynamic.py", "DYNAMIC-LINE")
+
+
+def test_padding_from_input_ids_uses_the_pad_id_the_graph_compares_with() -> None:
+    code, report = check("pad_id_tokens.py", "--steps", "3")
+    assert code == 0, report["findings"]
+    padding = report["padding"]
+    assert padding["sources"] == ["input_ids == 3"]
+    assert (padding["padded"], padding["tokens"]) == (3 * 12, 3 * 32)  # 3 steps, 12 of 32 padded each

@@ -9,6 +9,7 @@ neuronx-cc, NEFF generation and the Neuron runtime are not part of this: they do
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from typing import Any, Callable, Sequence
@@ -48,6 +49,7 @@ class NeuronEmulatedBackend:
         symbolic = _symbolic_inputs(gm, example_inputs)
         shapes = tuple(_shape(x) for x in example_inputs)
         mask_positions = [i for i, n in enumerate(_placeholders(gm)) if "attention_mask" in n]
+        pad_ids = {} if mask_positions else _pad_id_comparisons(gm)
         if self.dump_dir:
             self._write(f"{_safe(compile_id)}_dynamo.fx.txt", gm.print_readable(print_output=False))
         # AOT graphs keep each op's stack trace but not its module: map one to the other here.
@@ -79,6 +81,12 @@ class NeuronEmulatedBackend:
                     if i < len(args) and isinstance(args[i], torch.Tensor):
                         STATE.tokens += args[i].numel()
                         STATE.padded_tokens += int((args[i] == 0).sum())
+                        STATE.padding_sources.add("attention_mask")
+                for i, pad_id in pad_ids.items():
+                    if i < len(args) and isinstance(args[i], torch.Tensor):
+                        STATE.tokens += args[i].numel()
+                        STATE.padded_tokens += int((args[i] == pad_id).sum())
+                        STATE.padding_sources.add(f"input_ids == {pad_id}")
                 out = compiled(*args)
             if device is not None:
                 _tag_all(out, device)
@@ -166,6 +174,29 @@ def _compile_id() -> str:
 
 def _placeholders(gm: tfx.GraphModule) -> list[str]:
     return [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+
+
+_COMPARISONS = {operator.eq, operator.ne, torch.eq, torch.ne, "eq", "ne", "__eq__", "__ne__"}
+
+
+def _pad_id_comparisons(gm: tfx.GraphModule) -> dict[int, int]:
+    """Placeholder index -> pad id, for ``input_ids`` inputs the graph itself compares with an int
+    constant (e.g. GPT-2 heads finding the last non-pad token with ``input_ids != pad_token_id``).
+    Without an attention_mask that comparison is the only pad id the model shows; a graph that
+    never makes one gets no padding count rather than a guessed pad id."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    found: dict[int, int] = {}
+    for index, node in enumerate(placeholders):
+        if "input_ids" not in node.name:
+            continue
+        for user in node.users:
+            if user.op not in ("call_function", "call_method") or user.target not in _COMPARISONS:
+                continue
+            other = [a for a in user.args if a is not node]
+            if len(other) == 1 and isinstance(other[0], int) and not isinstance(other[0], bool):
+                found[index] = other[0]
+                break
+    return found
 
 
 def _region(gm: tfx.GraphModule) -> str:

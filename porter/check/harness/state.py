@@ -53,6 +53,7 @@ class State:
     compile_calls: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0
     padded_tokens: int = 0
+    padding_sources: set[str] = field(default_factory=set)  # "attention_mask", "input_ids == 0"
     notes: list[str] = field(default_factory=list)
     reached_device: bool = False
     # Set while the harness itself touches tensors (loss capture, padding counts): no collection.
@@ -165,6 +166,7 @@ def dump() -> dict[str, Any]:
         "compile_calls": s.compile_calls,
         "tokens": s.tokens,
         "padded_tokens": s.padded_tokens,
+        "padding_sources": sorted(s.padding_sources),
         "notes": s.notes,
         "reached_device": s.reached_device,
     }
