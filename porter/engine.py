@@ -23,8 +23,9 @@ from porter.imports import ImportCollector, top_level_imports, unused_import_edi
 from porter.options import Options
 from porter.registry import all_rules
 from porter.results import Failure, FileResult, Success, Unchanged
-from porter.rule import Edit, FileContext, Rule
+from porter.rule import Edit, FileContext, FileMetadata, Rule
 from porter.textio import SourceError, check_bytes, decode_source, read_source
+from porter.walk import TreeIndex, dispatch
 
 # A file already written for Neuron is "being ported" even with no CUDA-ism left.
 _TARGETS_NEURON = re.compile(r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
@@ -105,9 +106,14 @@ def _port_module(
     rule_classes: Sequence[type[Rule]],
 ) -> FileResult:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    context = FileContext(path=path, text=text, module=wrapper.module, options=options, wrapper=wrapper)
+    tree = TreeIndex(module)
+    context = FileContext(path=path, text=text, module=module, options=options, wrapper=wrapper, tree=tree)
+    metadata = FileMetadata(context)
+    rules = [cls(context) for cls in rule_classes]
+    for rule in rules:
+        rule.metadata = metadata
     collector = ImportCollector()
-    wrapper.visit_batched([*(cls(context) for cls in rule_classes), collector])
+    dispatch(tree, [*rules, collector])
 
     in_port = (
         options.all_files
@@ -129,7 +135,7 @@ def _port_module(
         return Unchanged(path)
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
-    edits += unused_import_edits(wrapper, collector.found, candidates, edits)
+    edits += unused_import_edits(metadata, collector.found, candidates, edits)
     new_module = wrapper.module.visit(_EditApplier(edits))
     new_module = _add_missing_imports(new_module, edits)
     new = new_module.bytes

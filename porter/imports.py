@@ -1,4 +1,4 @@
-"""Removing imports a port made unused, decided from the metadata already computed for the rules.
+"""Removing imports a port made unused, decided from the metadata of the original module.
 
 The scope analysis of the original module knows every access of every import binding. After the
 port a binding is unused exactly when each of its accesses lies inside a node an edit replaced
@@ -7,10 +7,11 @@ or removed — so no second parse or scope pass over the ported module is needed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, ScopeProvider
+from libcst.metadata import ParentNodeProvider, ScopeProvider
 
 from porter.changes import ImportSpec
 from porter.rule import Edit
@@ -75,7 +76,7 @@ def _matches(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias, spec: Im
 
 
 def unused_import_edits(
-    wrapper: MetadataWrapper,
+    metadata: Mapping[type, Mapping[cst.CSTNode, object]],
     imports: Iterable[cst.Import | cst.ImportFrom],
     candidates: Sequence[tuple[str, ImportSpec]],
     edits: Sequence[Edit],
@@ -83,8 +84,8 @@ def unused_import_edits(
     """Edits that drop each candidate import whose every use the port replaced."""
     if not candidates:
         return []
-    scopes = wrapper.resolve(ScopeProvider)
-    parents = wrapper.resolve(ParentNodeProvider)
+    scopes: Mapping[cst.CSTNode, Any] = metadata[ScopeProvider]
+    parents: Mapping[cst.CSTNode, cst.CSTNode] = metadata[ParentNodeProvider]  # type: ignore[assignment]
     replaced = {id(edit.target) for edit in edits if edit.transform is not None or edit.remove}
 
     def rewritten(node: cst.CSTNode) -> bool:

@@ -1,7 +1,9 @@
 """The base class every rule derives from, and the data a rule reports.
 
-A rule is a libcst ``BatchableCSTVisitor``: the engine runs all rules of a file in one traversal
-over one ``MetadataWrapper`` (metadata is computed once per file and shared). A rule never
+A rule is a libcst ``BatchableCSTVisitor``: the engine runs all rules of a file in one pass over
+one index of the tree (``porter.walk``); metadata is shared per file and computed on demand
+(parents from the index, qualified names by ``porter.names``, scopes by libcst when a rule asks
+for them). A rule never
 changes the tree itself. It reports *edits* — a transform of one original node, applied by the
 engine to the node as already updated by edits below it — together with ``Change`` records.
 Edits to the same node are applied in rule order (``Rule.order``, then code).
@@ -19,7 +21,6 @@ from typing import ClassVar
 
 import libcst as cst
 from libcst.metadata import (
-    CodeRange,
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
@@ -30,7 +31,10 @@ from libcst.metadata import (
 )
 
 from porter.changes import Change, ImportSpec, Kind, Safety
+from porter.names import LazyQualifiedNames
 from porter.options import Options
+from porter.positions import StatementPositions
+from porter.walk import TreeIndex
 
 NodeTransform = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel"]
 MARKER_PREFIX = "# porter:"
@@ -64,7 +68,8 @@ class FileContext:
     changes: list[tuple[Change, bool]] = field(default_factory=list)  # (change, from a port-context rule)
     notes: dict[str, object] = field(default_factory=dict)  # cross-rule facts, keyed by rule name
     wrapper: MetadataWrapper | None = None
-    _positions: Mapping[cst.CSTNode, CodeRange] | None = None
+    tree: TreeIndex | None = None
+    _positions: Callable[[cst.CSTNode], tuple[int, int]] | None = None
     # Imports the port may have made unused: (code, spec); removed only if really unused after.
     maybe_unused: list[tuple[str, ImportSpec, bool]] = field(default_factory=list)
 
@@ -72,15 +77,48 @@ class FileContext:
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         """(line, column) of ``node`` in the original source.
 
-        Positions cost a full pass over the module, so they are computed on first use: a file
-        on which no rule reports anything never pays for them.
+        Positions cost code generation, so they are computed on first use and per top-level
+        statement (``porter.positions``): a file on which no rule reports anything never pays.
         """
         if self._positions is None:
-            if self.wrapper is None:
-                self.wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = self.wrapper.resolve(PositionProvider)
-        start = self._positions[node].start
-        return start.line, start.column
+            if self.tree is not None:
+                self._positions = StatementPositions(self.module, self.tree.parents)
+            else:
+                wrapper = self.wrapper or MetadataWrapper(self.module, unsafe_skip_copy=True)
+                whole = wrapper.resolve(PositionProvider)
+                self._positions = lambda node: (whole[node].start.line, whole[node].start.column)
+        return self._positions(node)
+
+
+class FileMetadata(Mapping[type, Mapping[cst.CSTNode, object]]):
+    """The metadata rules may read (``Rule.METADATA_DEPENDENCIES``), each computed on first use."""
+
+    def __init__(self, context: FileContext) -> None:
+        assert context.tree is not None and context.wrapper is not None
+        self._context = context
+        wrapper = context.wrapper
+        self._values: dict[type, Mapping[cst.CSTNode, object]] = {
+            ParentNodeProvider: context.tree.parents,
+            QualifiedNameProvider: LazyQualifiedNames(context.tree, lambda: wrapper.resolve(QualifiedNameProvider)),
+        }
+
+    def __getitem__(self, provider: type) -> Mapping[cst.CSTNode, object]:
+        found = self._values.get(provider)
+        if found is None:
+            if provider not in Rule.METADATA_DEPENDENCIES:
+                raise KeyError(provider)
+            assert self._context.wrapper is not None
+            found = self._values[provider] = self._context.wrapper.resolve(provider)
+        return found
+
+    def __contains__(self, provider: object) -> bool:
+        return provider in Rule.METADATA_DEPENDENCIES
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(Rule.METADATA_DEPENDENCIES)
+
+    def __len__(self) -> int:
+        return len(Rule.METADATA_DEPENDENCIES)
 
 
 class Rule(cst.BatchableCSTVisitor):

@@ -179,9 +179,9 @@ def add_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression
 # ----------------------------------------------------------------------------- fast tree walks
 # ``node.children`` rebuilds the node through a visitor on every call, and ``m.findall`` runs a
 # whole visitor over the subtree: walking a big file with them costs several full traversals per
-# rule. The children of every original node are instead read once per file from the
-# ParentNodeProvider metadata (insertion order there is source order) and shared in
-# ``FileContext.notes``.
+# rule. The children of every original node are instead read once per file from the engine's
+# ``porter.walk.TreeIndex`` (or, outside the engine, from ParentNodeProvider metadata, whose
+# insertion order is source order) and shared in ``FileContext.notes``.
 
 _CHILDREN_NOTE = "_children_index"
 _NO_CHILDREN: tuple[cst.CSTNode, ...] = ()
@@ -195,18 +195,25 @@ class ChildIndex:
 
     __slots__ = ("_buckets", "_order", "_preorder", "children", "parents", "root")
 
-    def __init__(self, parents: Mapping[cst.CSTNode, cst.CSTNode], root: cst.CSTNode) -> None:
+    def __init__(
+        self,
+        parents: Mapping[cst.CSTNode, cst.CSTNode],
+        root: cst.CSTNode,
+        children: dict[cst.CSTNode, list[cst.CSTNode]] | None = None,
+        preorder: list[cst.CSTNode] | None = None,
+    ) -> None:
         self.parents = parents
         self.root = root
-        children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
-        for child, parent in parents.items():
-            siblings = children.get(parent)
-            if siblings is None:
-                children[parent] = [child]
-            else:
-                siblings.append(child)
+        if children is None:
+            children = {}
+            for child, parent in parents.items():
+                siblings = children.get(parent)
+                if siblings is None:
+                    children[parent] = [child]
+                else:
+                    siblings.append(child)
         self.children = children
-        self._preorder: list[cst.CSTNode] | None = None
+        self._preorder: list[cst.CSTNode] | None = preorder
         self._buckets: dict[type, list[cst.CSTNode]] | None = None
         self._order: dict[cst.CSTNode, int] | None = None
 
@@ -269,7 +276,11 @@ def child_index(rule: MetadataDependent) -> ChildIndex:
     notes = rule.context.notes  # type: ignore[attr-defined]
     index = notes.get(_CHILDREN_NOTE)
     if not isinstance(index, ChildIndex):
-        index = ChildIndex(rule.metadata[ParentNodeProvider], rule.context.module)  # type: ignore[attr-defined]
+        tree = getattr(rule.context, "tree", None)  # type: ignore[attr-defined]
+        if tree is not None:
+            index = ChildIndex(tree.parents, tree.root, children=tree.children, preorder=tree.preorder)
+        else:
+            index = ChildIndex(rule.metadata[ParentNodeProvider], rule.context.module)  # type: ignore[attr-defined]
         notes[_CHILDREN_NOTE] = index
     return index
 

@@ -1,0 +1,144 @@
+"""porter.walk (the engine's one-pass index and hook dispatch), porter.names (qualified names on
+demand) and porter.positions (positions per statement) must agree with the libcst providers they
+replace: ParentNodeProvider / ``node.children`` / a batched visit, QualifiedNameProvider (the
+IMPORT names rules match), PositionProvider."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
+from libcst.metadata import QualifiedNameSource as Source
+
+from porter.names import LazyQualifiedNames
+from porter.positions import StatementPositions
+from porter.walk import TreeIndex, dispatch
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted(ROOT.joinpath("samples").rglob("*.py")) + sorted(ROOT.joinpath("tests", "fixtures").rglob("*.in.py"))
+
+
+def _parsed(path: Path) -> cst.Module | None:
+    try:
+        return cst.parse_module(path.read_bytes())
+    except Exception:  # noqa: BLE001 - fixtures of unparseable input
+        return None
+
+
+MODULES = [(path, module) for path in SOURCES if (module := _parsed(path)) is not None]
+
+
+def _imported(names: object) -> set[str]:
+    value = names() if callable(names) else names
+    return {q.name for q in value if q.source is Source.IMPORT}  # type: ignore[union-attr]
+
+
+def test_index_matches_children_and_parent_provider() -> None:
+    assert len(MODULES) > 100
+    for path, module in MODULES:
+        index = TreeIndex(module)
+        assert dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider)) == index.parents, path
+        for node in index.preorder:
+            assert index.children.get(node, []) == list(node.children), (path, type(node).__name__)
+
+
+class _Recorder(cst.BatchableCSTVisitor):
+    def __init__(self, events: list[tuple[str, int]]) -> None:
+        super().__init__()
+        self.events = events
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.events.append(("visit_Call", id(node)))
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        self.events.append(("leave_Call", id(original_node)))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.events.append(("visit_Name", id(node)))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.events.append(("leave_FunctionDef", id(original_node)))
+
+
+def test_dispatch_calls_hooks_in_libcst_order() -> None:
+    for path, module in MODULES[:40]:
+        ours: list[tuple[str, int]] = []
+        theirs: list[tuple[str, int]] = []
+        dispatch(TreeIndex(module), [_Recorder(ours)])
+        MetadataWrapper(module, unsafe_skip_copy=True).visit_batched([_Recorder(theirs)])
+        assert ours == theirs, path
+
+
+def test_dispatch_refuses_attribute_hooks() -> None:
+    class Attr(cst.BatchableCSTVisitor):
+        def visit_Call_func(self, node: cst.Call) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="visit_Call_func"):
+        dispatch(TreeIndex(cst.parse_module("f()\n")), [Attr()])
+
+
+def _compare_names(module: cst.Module) -> tuple[int, bool]:
+    index = TreeIndex(module)
+    reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
+    names = LazyQualifiedNames(index, lambda: reference)
+    compared = 0
+    for node in index.preorder:
+        if isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+            expected = _imported(reference.get(node, set()))
+            assert _imported(names[node]) == expected, module.code_for_node(node)
+            compared += 1
+    return compared, names.used_fallback
+
+
+def test_imported_names_match_libcst_on_fixtures_and_samples() -> None:
+    compared = sum(_compare_names(module)[0] for _, module in MODULES)
+    assert compared > 10_000
+
+
+SHADOWING = {
+    "plain": ("import torch\nimport torch.nn as nn\nfrom torch.cuda import amp as a\ntorch.cuda.synchronize()\n"
+              "m = nn.Linear(1, 1)\nwith a.autocast():\n    pass\n", False),
+    "try_except_fallback": ("try:\n    import torch\nexcept ImportError:\n    torch = None\n"
+                            "torch.cuda.synchronize()\n", False),
+    "function_import": ("def f():\n    import numpy as np\n    return np.zeros(1)\n"
+                        "import jax.numpy as np\nnp.ones(1)\n", False),
+    "class_body_import": ("class C:\n    import torch as t\n    x = t.zeros(1)\n    y = [t.ones(1) for _ in range(2)]\n"
+                          "    def m(self):\n        return t.cuda\n", False),
+    "parameter_shadow": ("import torch\ndef f(torch):\n    return torch.cuda.synchronize()\ntorch.cuda.synchronize()\n", True),
+    "global_shadow": ("import torch\ndef f():\n    global torch\n    torch = 1\ntorch.cuda.is_available()\n", True),
+    "dotted_imports": ("import torch.distributed as dist\nimport torch.cuda\nimport os.path\n"
+                       "dist.init_process_group('nccl')\ntorch.cuda.current_device()\nos.path.join('a')\nos.getcwd()\n", False),
+    "relative": ("from . import utils\nfrom ..pkg import thing as t\nutils.x()\nt.y\n", False),
+    "def_fallback": ("try:\n    from torch import compile\nexcept ImportError:\n    def compile(f):\n        return f\n"
+                     "compile(g)\n", False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHADOWING))
+def test_imported_names_match_libcst_when_names_are_rebound(case: str) -> None:
+    source, falls_back = SHADOWING[case]
+    compared, used_fallback = _compare_names(cst.parse_module(source))
+    assert compared and used_fallback is falls_back
+
+
+POSITION_SOURCES = [
+    "import torch\r\nx = torch.zeros(1).cuda()\r\n\r\ndef f():\r\n    return x.cuda()\r\n",
+    "# header comment\n\n\nimport torch\nif True:\n\tx = torch.ones(1).cuda()\n",
+    "import torch\nx = 1\ry = torch.cuda.synchronize()\r\nz = '''a\nb\r\nc'''; w = torch.cuda\n",
+    "import torch\nclass A:\n    def f(self):\n        return torch.cuda.is_available()\nx = A()",
+    "\n\n",
+]
+
+
+def test_positions_match_position_provider() -> None:
+    modules = [cst.parse_module(text) for text in POSITION_SOURCES] + [module for _, module in MODULES[::5]]
+    for module in modules:
+        index = TreeIndex(module)
+        reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        positions = StatementPositions(module, index.parents)
+        for node in index.preorder:
+            start = reference[node].start
+            assert positions(node) == (start.line, start.column), (module.code_for_node(node)[:40], type(node).__name__)
