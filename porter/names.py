@@ -110,6 +110,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         self._bound: set[str] = set()  # names bound other than by an import, anywhere in the file
         self._bound_inside: set[str] = set()  # ... of those, bound in a function, class, lambda or comprehension
         self._chains: dict[cst.CSTNode, list[cst.CSTNode] | None] = {}  # statement line -> visible scopes
+        self._order: dict[cst.CSTNode, int] | None = None  # pre-order numbers, for "comes before"
 
     # Mapping protocol: the keys are every node of the file.
     def __getitem__(self, node: cst.CSTNode) -> Names:
@@ -244,12 +245,18 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                 chain = chain[1:]  # a class body is invisible from a lambda or comprehension in it
         if chain is None:
             return self._from_libcst(node)
-        return self._through_imports(full_name, base, chain)
+        # A Name is an access: libcst drops imports of its own scope that come after it.
+        access = node if isinstance(node, cst.Name) and not crossed else None
+        return self._through_imports(full_name, base, chain, access)
 
-    def _through_imports(self, full_name: str, base: str, chain: list[cst.CSTNode]) -> Names:
+    def _through_imports(
+        self, full_name: str, base: str, chain: list[cst.CSTNode], access: cst.Name | None = None
+    ) -> Names:
         """libcst's lookup: the longest prefix of ``full_name`` bound in the nearest scope; at the
         module an import and a plain assignment of the same name both count (try/except
-        fallbacks), giving the IMPORT names and the LOCAL one."""
+        fallbacks), giving the IMPORT names and the LOCAL one. For an ``access`` (a Name), imports
+        in its own scope (``chain[0]``) that come later in the file do not count, and when none
+        comes earlier the lookup goes on outward."""
         assert self._imports is not None
         parts = full_name.split(".")
         root = self._index.root
@@ -258,6 +265,10 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             prefix = ".".join(parts[:end])
             for scope in chain:
                 statements = self._imports.get(scope, {}).get(prefix)
+                if statements and access is not None and scope is chain[0]:
+                    statements = [s for s in statements if self._before(s, access)]
+                    if not statements and not (local and scope is root):
+                        continue
                 assigned = local and end == 1 and scope is root
                 if statements or assigned:
                     found: Names = set()
@@ -270,6 +281,11 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
         return set()
 
+    def _before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        if self._order is None:
+            self._order = {node: number for number, node in enumerate(self._index.preorder)}
+        return self._order[first] <= self._order[second]
+
     def _visible_scopes(self, node: cst.CSTNode) -> list[cst.CSTNode] | None:
         """Scopes whose imports ``node`` sees, nearest first: enclosing function bodies, the class
         body it sits directly in (a class body is invisible to code nested in it), the module."""
@@ -281,7 +297,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         while current is not None:
             if isinstance(current, _SCOPES):
                 if isinstance(current, cst.FunctionDef):
-                    if came is current.body or came is current.params:
+                    if came is current.body:  # parameters' annotations and defaults: enclosing scope
                         chain.append(current)
                         direct = False
                 elif isinstance(current, cst.ClassDef):

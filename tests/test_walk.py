@@ -112,6 +112,10 @@ SHADOWING = {
     "dotted_imports": ("import torch.distributed as dist\nimport torch.cuda\nimport os.path\n"
                        "dist.init_process_group('nccl')\ntorch.cuda.current_device()\nos.path.join('a')\nos.getcwd()\n", False),
     "relative": ("from . import utils\nfrom ..pkg import thing as t\nutils.x()\nt.y\n", False),
+    "branch_imports_access_order": ("def f(hpu):\n    if hpu:\n        import intel_te as te\n        te.x = 1\n"
+                                    "    else:\n        import te.pytorch as te\n    return te.Linear\n", False),
+    "parameter_annotation": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from torch.pkg import P\n"
+                             "def f(p: P | None = None):\n    from .pkg import P\n    return P()\n", False),
     "def_fallback": ("try:\n    from torch import compile\nexcept ImportError:\n    def compile(f):\n        return f\n"
                      "compile(g)\n", False),
 }
