@@ -18,7 +18,6 @@ streams while the pool works and reads the same on every run.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -201,12 +200,6 @@ def _pool(misses: int, jobs: int, stats: Stats) -> _Pool | None:
     stats.workers = workers
     chunk = max(1, min(32, misses // (workers * 8)))
     context = _context()
-    if context.get_start_method() == "fork":
-        # Load the engine once here; forked workers share it instead of each importing libcst.
-        import porter.engine  # noqa: F401
-        from porter.registry import all_rules
-
-        all_rules()
     return _Pool(context.Pool(workers, maxtasksperchild=max(1, FILES_PER_WORKER // chunk)), chunk)
 
 
@@ -223,12 +216,20 @@ def _execute(tasks: list[Task], pool: _Pool | None) -> Iterator[tuple[int, FileR
 
 
 def _context() -> multiprocessing.context.BaseContext:
+    """Workers come from a fork server that has loaded the engine and the rules once.
+
+    Not plain ``fork``: the pool replaces workers (``maxtasksperchild``) from a thread at any
+    moment, also while this process holds a folder lock for a write or the cache's database
+    open; a forked worker would inherit those descriptors and keep the lock held for ever (seen:
+    ``--out`` hung on the transformers tree). The fork server holds none of them.
+    """
     import multiprocessing
 
-    # fork is fastest (workers inherit the loaded rules); elsewhere spawn re-imports them.
-    if sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context()
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["porter.workers"])
+        return context
+    return multiprocessing.get_context("spawn")
 
 
 def default_jobs() -> int:

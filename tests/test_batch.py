@@ -424,3 +424,26 @@ def test_files_flag_ports_non_python_files_through_the_batch(tmp_path: Path, cap
     capsys.readouterr()
     assert main(["migrate", "--check", "--files", str(tmp_path)]) == 0
     assert "2 unchanged (2 from cache)" in capsys.readouterr().err
+
+
+def test_pool_workers_do_not_inherit_a_held_folder_lock(tmp_path: Path) -> None:
+    """Workers started while the parent writes (the pool replaces them from a thread) must not
+    inherit the folder lock's descriptor: the lock would outlive the write and hang the next one."""
+    import fcntl
+    import os
+
+    from porter.batch import _context
+    from porter.textio import _directory_lock
+
+    with _directory_lock(str(tmp_path)):
+        pool = _context().Pool(1)
+        pool.apply(os.getpid)  # the worker exists now, started while the lock was held
+    try:
+        handle = os.open(tmp_path, os.O_RDONLY)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if a worker still holds it
+        finally:
+            os.close(handle)
+    finally:
+        pool.terminate()
+        pool.join()
