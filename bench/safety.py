@@ -133,7 +133,13 @@ def main() -> int:
     if args.limit:
         files = files[: args.limit]
     started = time.perf_counter()
-    with multiprocessing.Pool(args.jobs, maxtasksperchild=200) as pool:
+    # Load the engine and rules here: forked workers (and their replacements) then all run the
+    # code as it was when the audit started, even if the working tree is edited meanwhile.
+    import porter.engine  # noqa: F401
+    from porter.registry import all_rules
+
+    all_rules()
+    with multiprocessing.get_context("fork").Pool(args.jobs, maxtasksperchild=200) as pool:
         audits = pool.map(_audit, [(path, not args.default_scope) for path in files], chunksize=16)
     elapsed = time.perf_counter() - started
     ported = [a for a in audits if a.status == "ported"]

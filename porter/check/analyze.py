@@ -31,14 +31,18 @@ from porter.check.report import (
 )
 from porter.check.runner import RunResult
 
+# The porter rule that addresses each kind of finding (``porter explain CODE`` says how).
 RULE_DEVICE = "NRN101"
 RULE_CUDA_METHOD = "NRN102"
 RULE_CUDA_NAMESPACE = "NRN103"
-RULE_PRECISION = "NRN2xx"
-RULE_COMPILE = "NRN401"
-RULE_HOST_SYNC = "NRN6xx"
-RULE_STATIC = "NRN7xx"
-RULE_REVIEW = "NRN9xx"
+RULE_AUTOCAST = "NRN201"
+RULE_GRAD_SCALER = "NRN204"
+RULE_COMPILE = "NRN401"  # compile(..., dynamic=False): symbolic sizes
+RULE_HOST_SYNC = "NRN606"  # a host sync left on the per-step path
+RULE_HOST_SYNC_CONTROL = "NRN602"  # a per-step sync feeding control flow (``if loss > x``)
+RULE_STATIC_BATCH = "NRN701"  # drop_last: a new batch shape recompiles
+RULE_FLOAT64 = "NRN721"
+RULE_COMPILE_HAZARD = "NRN731"  # graph breaks, ops that do not lower
 
 DEVICE_ENV = {
     "TORCH_NEURONX_DEBUG_DIR": "/tmp/neuron_backend  (FX graphs, StableHLO, NEFFs of every compile)",
@@ -144,7 +148,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging interval",
                 file=_rel(file, base),
                 line=line,
-                rule=RULE_HOST_SYNC,
+                rule=RULE_HOST_SYNC_CONTROL if kind == "__bool__" else RULE_HOST_SYNC,
                 count=entry["count"],
                 detail=source.source_line(file, line) or None,
             )
@@ -162,7 +166,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 message=f"graph break: {reason}" + (" (under a fullgraph=True request)" if fullgraph else ""),
                 file=_rel(file, base),
                 line=line,
-                rule=RULE_COMPILE if fullgraph else RULE_HOST_SYNC,
+                rule=RULE_COMPILE_HAZARD,
                 count=count,
                 detail=source.source_line(file, line) or None,
             )
@@ -186,7 +190,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 message=what + f" (step {rec.get('step')}) of {rec.get('function')}: {reason}",
                 file=_rel(rec.get("file"), base),
                 line=rec.get("line"),
-                rule=RULE_STATIC,
+                rule=RULE_STATIC_BATCH if "size" in reason else RULE_COMPILE_HAZARD,
             )
         )
 
@@ -199,7 +203,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                     severity=ERROR,
                     message=f"{graph['kind']} graph of {graph['region']} has symbolic sizes "
                     f"({'; '.join(graph['symbolic'][:4])}): TorchNeuron requires static shapes",
-                    rule=RULE_STATIC,
+                    rule=RULE_COMPILE,
                 )
             )
         if graph.get("status") == "failed":
@@ -214,7 +218,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                         message=f"`{op['op']}`{where} does not lower to StableHLO ({graph['kind']} graph of {graph['region']})",
                         file=_rel(op.get("file"), base),
                         line=op.get("line"),
-                        rule=RULE_REVIEW,
+                        rule=RULE_COMPILE_HAZARD,
                         detail=(op.get("error") or "").splitlines()[0][:300] if op.get("error") else None,
                     )
                 )
@@ -236,12 +240,12 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         if _library(use["file"]):
             continue  # transformers/accelerate probing torch.cuda: their Trainium branch, not the port's
         rule = RULE_CUDA_METHOD if api.startswith("placement") else (
-            RULE_PRECISION if "autocast" in api or "GradScaler" in api else RULE_CUDA_NAMESPACE
+            RULE_AUTOCAST if "autocast" in api else RULE_GRAD_SCALER if "GradScaler" in api else RULE_CUDA_NAMESPACE
         )
         out.append(_counted("cuda", ERROR, f"CUDA left in the port: {api} (no CUDA on Trainium)", use, rule, base))
     for f64 in record.get("float64", []):
         message = f"float64 tensor on the neuron device ({f64['op']}): Neuron casts 64-bit types to 32-bit"
-        out.append(_counted("float64", WARNING, message, f64, RULE_STATIC, base))
+        out.append(_counted("float64", WARNING, message, f64, RULE_FLOAT64, base))
     for mix in record.get("mixing", []):
         message = f"{mix['op']} mixes CPU and neuron tensors (fails on a real device)"
         out.append(_counted("device-mixing", ERROR, message, mix, RULE_DEVICE, base))
