@@ -106,7 +106,7 @@ class TreeIndex:
         self.preorder = preorder
 
 
-def _hooks(visitor: object) -> dict[str, Callable[[cst.CSTNode], object]]:
+def own_hooks(visitor: object) -> dict[str, Callable[[cst.CSTNode], object]]:
     """The ``visit_X``/``leave_X`` methods the visitor's own classes define (libcst's base classes
     define a no-op for every node type)."""
     hooks: dict[str, Callable[[cst.CSTNode], object]] = {}
@@ -124,7 +124,7 @@ def dispatch(index: TreeIndex, visitors: Iterable[object]) -> None:
     order on the way down, its ``leave_<Type>`` hooks on the way up (as libcst's batched visit,
     whose hooks cannot skip children either). Attribute hooks (``visit_Call_func``) are not
     supported: a visitor defining one raises, rather than being silently ignored."""
-    hooks = [_hooks(visitor) for visitor in visitors]
+    hooks = [own_hooks(visitor) for visitor in visitors]
     for own in hooks:
         for name in own:
             if "_" in name.split("_", 1)[1]:  # node class names are CamelCase: visit_Call_func

@@ -9,6 +9,8 @@ import libcst.matchers as m
 from libcst import MetadataDependent
 from libcst.metadata import ParentNodeProvider
 
+from porter.walk import own_hooks
+
 
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain (non-f, non-bytes) string literal, else None."""
@@ -285,19 +287,6 @@ def child_index(rule: MetadataDependent) -> ChildIndex:
     return index
 
 
-def _own_hooks(visitor: cst.CSTVisitor) -> dict[str, object]:
-    """The ``visit_X``/``leave_X`` methods the visitor's own classes define (libcst's base classes
-    define a no-op for every node type)."""
-    hooks: dict[str, object] = {}
-    for klass in reversed(type(visitor).__mro__):
-        if klass.__module__.startswith("libcst"):
-            continue
-        for name in vars(klass):
-            if name.startswith(("visit_", "leave_")):
-                hooks[name] = getattr(visitor, name)
-    return hooks
-
-
 def visit_original(index: ChildIndex | None, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     """``root.visit(visitor)`` for a read-only visitor of ``visit_<Node>`` / ``leave_<Node>`` methods,
     walked through ``index`` (no node is rebuilt). ``visit_X`` returning False skips the children,
@@ -305,7 +294,7 @@ def visit_original(index: ChildIndex | None, root: cst.CSTNode, visitor: cst.CST
     if index is None:
         root.visit(visitor)
         return
-    hooks = _own_hooks(visitor)
+    hooks = own_hooks(visitor)
     visits: dict[type, object] = {}
     if root is index.root and not any(name.startswith("leave_") for name in hooks):
         # The whole file, no leave hooks: run over the shared pre-order list.
