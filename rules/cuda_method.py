@@ -10,15 +10,16 @@ from porter.changes import Safety
 from porter.rule import Rule
 from porter.rules._device import device_named, map_location_cuda_call, retorch, torch_ref
 from porter.rules._helpers import keyword, make_arg, positional, with_args
+from porter.rules.integer_placement import holds_index, integer_names
 
 
-def _device_for(index: cst.BaseExpression | None, module: cst.Module) -> cst.BaseExpression:
+def _device_for(index: cst.BaseExpression | None, integer_index: bool) -> cst.BaseExpression:
     """The ``neuron`` device expression for ``.cuda(index)``."""
     if index is None:
         return cst.SimpleString('"neuron"')
     if isinstance(index, cst.Integer):
         return cst.SimpleString(f'"neuron:{index.value}"')
-    if device_named(index):  # .cuda(device): the variable is ported where it is assigned
+    if device_named(index) and not integer_index:  # .cuda(device): ported where it is assigned
         return index
     text = cst.Module([]).code_for_node(index)
     quote = "'" if '"' in text else '"'
@@ -40,7 +41,10 @@ class CudaMethod(Rule):
         ``x.cuda()`` → ``x.to("neuron")``; ``x.cuda(non_blocking=True)`` →
         ``x.to("neuron", non_blocking=True)``; ``x.cuda(0)`` → ``x.to("neuron:0")``;
         ``x.cuda(local_rank)`` / ``x.cuda(device=gpu)`` → ``x.to(f"neuron:{local_rank}")``;
-        ``x.cuda(device)`` with a device-named variable → ``x.to(device)``.
+        ``x.cuda(device)`` with a device-named variable → ``x.to(device)``, unless NRN105's
+        heuristic takes the name for an integer index (``device_id = rank_to_gpu[rank]``):
+        ``x.to(f"neuron:{device_id}")``, as NRN105 writes ``x.to(device_id)`` (the two rules
+        must agree, or a second port would change the first one's output).
         With ``--style accelerator``: ``x.cuda()`` → ``x.to(torch.accelerator.current_accelerator())``
         and ``x.cuda(i)`` → ``x.to(i)`` (an integer device is an index of the current accelerator).
         ``storage.cuda(...)`` in a ``map_location`` lambda is left to NRN101, which replaces the
@@ -86,6 +90,8 @@ class CudaMethod(Rule):
         if any(arg.keyword is None or arg.keyword.value not in {"non_blocking", "memory_format"} for arg in extra):
             return  # unknown signature: leave it
         index = index_arg.value if index_arg else None
+        ints, not_ints = integer_names(self)
+        integer_index = index is not None and holds_index(index, ints, not_ints)
         accelerator = self.options.style == "accelerator"
         torch_name, torch_imports = torch_ref(self.context.module)
 
@@ -95,7 +101,7 @@ class CudaMethod(Rule):
             # (``torch.cuda.current_device()``) are kept, and a second port changes nothing.
             updated_arg = positional(updated, 0) or keyword(updated, "device")
             new_index = updated_arg.value if updated_arg else None
-            device = _accelerator_device_for(new_index, torch_name) if accelerator else _device_for(new_index, self.context.module)
+            device = _accelerator_device_for(new_index, torch_name) if accelerator else _device_for(new_index, integer_index)
             kept = [arg for arg in updated.args if arg.keyword is not None and arg.keyword.value != "device"]
             call = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")))
             return with_args(call, [make_arg(None, device), *kept])

@@ -71,7 +71,7 @@ class IntegerPlacement(Rule):
     order: ClassVar[int] = 10
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._ints, self._not_ints = _integer_names(node, child_index(self))
+        self._ints, self._not_ints = integer_names(self)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.options.style == "accelerator":
@@ -88,17 +88,32 @@ class IntegerPlacement(Rule):
         self.replace(arg, lambda n: n.with_changes(value=new), 'integer device -> f"neuron:{index}"')  # type: ignore[attr-defined]
 
     def _is_index(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Integer):
-            return True
-        text = dotted(value)
-        if text is None or text in self._not_ints:
-            return False
-        return text in self._ints or bool(INT_DEVICE_NAME.match(text.split(".")[-1]))
+        return holds_index(value, self._ints, self._not_ints)
 
     def _neuron(self, value: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(value, cst.Integer):
             return cst.SimpleString(f'"neuron:{value.value}"')
         return cst.parse_expression(f'f"neuron:{{{dotted(value)}}}"')
+
+
+def holds_index(value: cst.BaseExpression, ints: set[str], not_ints: set[str]) -> bool:
+    """NRN105's argument heuristic: an integer literal, or a name the file shows to hold an int
+    or named like an index (``local_rank``, ``device_id``) and not shown to hold anything else."""
+    if isinstance(value, cst.Integer):
+        return True
+    text = dotted(value)
+    if text is None or text in not_ints:
+        return False
+    return text in ints or bool(INT_DEVICE_NAME.match(text.split(".")[-1]))
+
+
+def integer_names(rule: Rule) -> tuple[set[str], set[str]]:
+    """``_integer_names`` of the rule's file, computed once and shared (NRN102 asks it too)."""
+    notes = rule.context.notes
+    found = notes.get("integer_names")
+    if found is None:
+        found = notes["integer_names"] = _integer_names(rule.context.module, child_index(rule))
+    return found  # type: ignore[return-value]
 
 
 def _integer_names(module: cst.Module, index: ChildIndex | None = None) -> tuple[set[str], set[str]]:
