@@ -54,21 +54,6 @@ def child_fields(kind: type) -> tuple[str, ...] | None:
     return fields
 
 
-def children_of(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """``node.children`` without rebuilding the node."""
-    fields = child_fields(type(node))
-    if fields is None:
-        return list(node.children)
-    found: list[cst.CSTNode] = []
-    for name in fields:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            found.append(value)
-        elif isinstance(value, (tuple, list)):
-            found.extend(value)
-    return found
-
-
 class TreeIndex:
     """Parents, children and pre-order of one original tree, built in one pass."""
 
