@@ -56,9 +56,9 @@ def porter(args: list[str]) -> tuple[float, str]:
 
 
 def prefilter_stats(files: list[str]) -> tuple[int, Counter[str], Counter[str]]:
-    from porter.engine import prefilter
-    from porter.options import Options
-    from porter.registry import all_rules
+    from porter.engine.core import prefilter
+    from porter.engine.options import Options
+    from porter.engine.registry import all_rules
 
     rules = all_rules()
     options = Options()
@@ -158,7 +158,7 @@ def main() -> None:
         print("  rules letting most files through:", ", ".join(f"{name} {count}" for name, count in by_rule.most_common(6)))
         print("  trigger words:", ", ".join(f"{word} {count}" for word, count in by_word.most_common(8)))
         print(f"import porter.commands.migrate: {import_time('porter.commands.migrate'):.3f} s; "
-              f"import porter.cli: {import_time('porter.cli'):.3f} s; import porter.engine: {import_time('porter.engine'):.3f} s")
+              f"import porter.cli: {import_time('porter.cli'):.3f} s; import porter.engine.core: {import_time('porter.engine.core'):.3f} s")
         torchfix = shutil.which("torchfix")
         if torchfix:
             copy = os.path.join(work, "torchfix")

@@ -42,9 +42,9 @@ class FileAudit:
 def audit_file(path: str, all_files: bool = True) -> FileAudit:
     import libcst as cst
 
-    from porter.engine import migrate_file, port_source
-    from porter.options import Options
-    from porter.results import Failure, Success
+    from porter.engine.core import migrate_file, port_source
+    from porter.engine.options import Options
+    from porter.engine.results import Failure, Success
 
     options = Options(all_files=all_files)
     result = migrate_file(path, options)
@@ -135,8 +135,8 @@ def main() -> int:
     started = time.perf_counter()
     # Load the engine and rules here: forked workers (and their replacements) then all run the
     # code as it was when the audit started, even if the working tree is edited meanwhile.
-    import porter.engine  # noqa: F401
-    from porter.registry import all_rules
+    import porter.engine.core  # noqa: F401
+    from porter.engine.registry import all_rules
 
     all_rules()
     with multiprocessing.get_context("fork").Pool(args.jobs, maxtasksperchild=200) as pool:

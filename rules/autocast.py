@@ -6,10 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import child_index, dotted, string_value
-from porter.rules._precision import (
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
+from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
     AUTOCAST,
     CUDA_AUTOCAST,

@@ -8,10 +8,11 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._compile_table import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
-from porter.rules._helpers import drop_keyword, keyword, make_arg, set_keyword_keep_layout, string_value, with_args
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._tables.compile import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
+from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
+from porter.rules._lib.nodes import string_value
 
 _COMPILE = "torch.compile"
 _INDUCTOR_CONFIG = "torch._inductor.config"

@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._hazard_table import (
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._tables.hazard import (
     ALL_HAZARDS,
     ATTRIBUTES,
     CONTROL,
@@ -20,7 +20,8 @@ from porter.rules._hazard_table import (
     VALUE_METHODS,
     Hazard,
 )
-from porter.rules._helpers import child_index, dotted, method_name
+from porter.rules._lib.nodes import dotted, method_name
+from porter.rules._lib.tree import child_index
 
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 _MODULE_LIKE = re.compile(r"(Module|PreTrainedModel|LightningModule)$")

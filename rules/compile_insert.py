@@ -11,10 +11,12 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._compile_table import COMPILE_KEYWORDS, COMPILE_SWITCH
-from porter.rules._helpers import child_index, dotted, keyword, method_name, positional, string_value
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH
+from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.nodes import dotted, method_name, string_value
+from porter.rules._lib.tree import child_index
 
 # Optimizer constructors: torch.optim classes, and the CUDA-only ones other rules port.
 _TORCH_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+\.)?[A-Z]\w*$")

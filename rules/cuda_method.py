@@ -6,11 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._device import device_named, map_location_cuda_call, retorch, torch_ref
-from porter.rules._helpers import keyword, make_arg, positional, with_args
-from porter.rules.integer_placement import holds_index, integer_names
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import device_named, map_location_cuda_call, retorch, torch_ref
+from porter.rules._lib.args import keyword, make_arg, positional, with_args
+from porter.rules._lib.integers import IntegerNames
 
 
 def _device_for(index: cst.BaseExpression | None, integer_index: bool) -> cst.BaseExpression:
@@ -90,8 +90,7 @@ class CudaMethod(Rule):
         if any(arg.keyword is None or arg.keyword.value not in {"non_blocking", "memory_format"} for arg in extra):
             return  # unknown signature: leave it
         index = index_arg.value if index_arg else None
-        ints, not_ints = integer_names(self)
-        integer_index = index is not None and holds_index(index, ints, not_ints)
+        integer_index = index is not None and self.analysis(IntegerNames).holds_index(index)
         accelerator = self.options.style == "accelerator"
         torch_name, torch_imports = torch_ref(self.context.module)
 

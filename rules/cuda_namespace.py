@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._device import torch_ref
-from porter.rules._cuda_table import (
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import torch_ref
+from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_ONLY,
     ACCELERATOR_TORCH,
@@ -19,7 +19,7 @@ from porter.rules._cuda_table import (
     RENAMED,
     RENAMES,
 )
-from porter.rules._helpers import dotted
+from porter.rules._lib.nodes import dotted
 
 _PREFIX = "torch.cuda."
 

@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._cuda_only_table import CODES, CUDA_SDPA_BACKENDS, Entry, entry_for, triggers
-from porter.rules._helpers import dotted
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._tables.cuda_only import CODES, CUDA_SDPA_BACKENDS, Entry, entry_for, triggers
+from porter.rules._lib.nodes import dotted
 
 
 class CudaOnlyDeps(Rule):
@@ -27,7 +27,7 @@ class CudaOnlyDeps(Rule):
         ``torch.backends.cuda.sdp_kernel`` and ``torch.nn.attention.sdpa_kernel`` naming a CUDA
         backend (flash, efficient, cuDNN); NRN908 other CUDA-only libraries (CuPy, PyCUDA,
         numba.cuda, NVML, Transformer Engine, Liger, mamba_ssm, causal_conv1d, FlashInfer,
-        TensorRT, DALI). The list lives in ``rules/_cuda_only_table.py``.
+        TensorRT, DALI). The list lives in ``rules/_tables/cuda_only.py``.
 
     Why:
         These libraries ship CUDA (or Triton) kernels; none runs on Trainium, where TorchNeuron

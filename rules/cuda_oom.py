@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._device import torch_ref
-from porter.rules._helpers import dotted
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import torch_ref
+from porter.rules._lib.nodes import dotted
 
 _NAME = "torch.cuda.OutOfMemoryError"
 

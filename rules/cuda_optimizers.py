@@ -7,10 +7,12 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted, drop_keyword, import_binding, keyword, make_arg, set_keyword_keep_layout
-from porter.rules._optimizer_table import (
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout
+from porter.rules._lib.imports import import_binding
+from porter.rules._lib.nodes import dotted
+from porter.rules._tables.optimizer import (
     APEX_FUSED_ADAM,
     APEX_FUSED_SGD,
     APEX_NO_EQUIVALENT,

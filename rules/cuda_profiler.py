@@ -6,9 +6,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import keyword, method_name, string_value
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import keyword
+from porter.rules._lib.nodes import method_name, string_value
 
 _ACTIVITY = (
     "torch.profiler.ProfilerActivity.CUDA",

@@ -6,10 +6,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted
-from porter.rules._stmt import remove_small, single_small
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted
+from porter.rules._lib.statements import remove_small, single_small
 
 # Assigned flags that only steer CUDA libraries: removing them changes nothing off CUDA.
 _SAFE_FLAGS: dict[str, str] = {

@@ -6,11 +6,12 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._device import torch_import
-from porter.rules._cuda_table import FLOATING_TENSOR_TYPES, TENSOR_TYPES
-from porter.rules._helpers import dotted, method_name, positional, string_value
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import torch_import
+from porter.rules._tables.cuda import FLOATING_TENSOR_TYPES, TENSOR_TYPES
+from porter.rules._lib.args import positional
+from porter.rules._lib.nodes import dotted, method_name, string_value
 
 _PREFIX = "torch.cuda."
 _NEURON = '"neuron"'

@@ -6,10 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._device import retorch, torch_ref
-from porter.rules._helpers import dotted, make_arg, with_args
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import retorch, torch_ref
+from porter.rules._lib.args import make_arg, with_args
+from porter.rules._lib.nodes import dotted
 
 _NAMES = {f"torch.cuda.amp.{name}": name for name in ("custom_fwd", "custom_bwd")}
 _NAMES.update({f"torch.cuda.amp.autocast_mode.{name}": name for name in ("custom_fwd", "custom_bwd")})

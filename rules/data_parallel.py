@@ -6,8 +6,8 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
 
 _NAMES = (
     "torch.nn.DataParallel",

@@ -7,9 +7,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted, keyword, add_keyword_keep_layout
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import keyword, add_keyword_keep_layout
+from porter.rules._lib.nodes import dotted
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _EVAL_TOKEN = re.compile(r"^(val|valid|validation|eval|evaluation|test|testing|dev|holdout)")

@@ -6,9 +6,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import string_value
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import string_value
 
 # Keys only a DeepSpeed config has; a dict literal holding one is a DeepSpeed config.
 _CONFIG_KEYS = frozenset(

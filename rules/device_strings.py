@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._device import (
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import (
     ACCELERATOR_TYPE,
     CUDA_TEMPLATE,
     DEVICE_KEYWORDS,
@@ -23,7 +23,8 @@ from porter.rules._device import (
     retorch,
     torch_ref,
 )
-from porter.rules._helpers import method_name, positional, string_value
+from porter.rules._lib.args import positional
+from porter.rules._lib.nodes import method_name, string_value
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
 

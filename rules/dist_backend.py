@@ -7,10 +7,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._device import retorch, torch_ref
-from porter.rules._helpers import dotted, method_name, positional, string_value, with_string_value
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import retorch, torch_ref
+from porter.rules._lib.args import positional
+from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 
 _BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|comm_backend|pg_backend)$")
 # Hugging Face's ``ddp_backend`` accepts no "neuron" (transformers 5.x): NRN804 removes it instead.

@@ -8,9 +8,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted
 
 _INIT = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 # Statements that touch the device runtime (matched on source text, before or after other rules' edits).

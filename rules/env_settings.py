@@ -7,9 +7,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import string_value
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import string_value
 
 # (pattern, code, message) — the first match wins.
 _VARIABLES: tuple[tuple[re.Pattern[str], str, str], ...] = (

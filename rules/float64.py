@@ -7,10 +7,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._device import cuda_string, device_named
-from porter.rules._helpers import dotted, keyword, method_name, positional, string_value
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import cuda_string, device_named
+from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.nodes import dotted, method_name, string_value
 
 _FLOAT64 = ("torch.float64", "torch.double")
 _DEVICE_METHODS = frozenset({"cuda", "neuron"})

@@ -8,9 +8,10 @@ from typing import ClassVar, Literal
 import libcst as cst
 import libcst.matchers as m
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted, drop_keyword, keyword, positional, set_keyword_keep_layout, string_value
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import drop_keyword, keyword, positional, set_keyword_keep_layout
+from porter.rules._lib.nodes import dotted, string_value
 
 ADAMW = ("torch.optim.AdamW", "torch.optim.adamw.AdamW")
 ADAM = ("torch.optim.Adam", "torch.optim.adam.Adam")

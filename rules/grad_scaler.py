@@ -9,10 +9,12 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import child_index, dotted, positional, string_value, visit_original, with_args
-from porter.rules._precision import (
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import positional, with_args
+from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index, visit_original
+from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
     GRAD_SCALER,
     SCALER_WRAPPERS,
@@ -26,7 +28,6 @@ from porter.rules._precision import (
 _REMOVED_METHODS = frozenset({"update", "unscale_"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
 _SCALER_NAME = re.compile(r"(?i)(^|_)(loss_)?scaler$")
-_NOTES_KEY = "mixed-precision"
 
 
 @dataclass
@@ -127,14 +128,7 @@ class GradScalerRule(Rule):
                 self._remove(binding)
 
     def _shared_inventory(self, module: cst.Module) -> Inventory:
-        cached = self.context.notes.get(_NOTES_KEY)
-        if isinstance(cached, Inventory):
-            return cached
-        found = inventory(
-            module, self.qualified, self.parent, lambda n: self.position(n)[0], self.context.text, child_index(self)
-        )
-        self.context.notes[_NOTES_KEY] = found
-        return found
+        return self.analysis(Inventory)
 
     # ------------------------------------------------------------------ the three outcomes
     def _keep_for_fp16(self, binding: _Binding, line: int, what: str) -> None:

@@ -6,10 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted, method_name, positional, string_value, with_string_value
-from porter.rules._precision import (
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import positional
+from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
+from porter.rules._lib.precision import (
     DTYPE_NAME,
     FP16_DTYPES,
     autocast_dtype_argument,

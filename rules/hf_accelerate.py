@@ -6,10 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import keyword, string_value, with_string_value
-from porter.rules._hf_table import ACCELERATOR_CLASSES, CUDA_MIXED_PRECISION
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import keyword
+from porter.rules._lib.nodes import string_value, with_string_value
+from porter.rules._tables.hf import ACCELERATOR_CLASSES, CUDA_MIXED_PRECISION
 
 # Functions that write an accelerate config with a mixed_precision= setting.
 _CONFIG_WRITERS = frozenset({"accelerate.utils.write_basic_config", "accelerate.utils.config.write_basic_config"})

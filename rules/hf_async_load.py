@@ -6,9 +6,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted
 
 ENV_NAME = "HF_DEACTIVATE_ASYNC_LOAD"
 # Importing any of these imports transformers.

@@ -7,11 +7,12 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._device import INT_DEVICE_NAME
-from porter.rules._helpers import dotted, keyword, string_value, with_string_value
-from porter.rules._hf_table import FLASH_ATTENTION
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import INT_DEVICE_NAME
+from porter.rules._lib.args import keyword
+from porter.rules._lib.nodes import dotted, string_value, with_string_value
+from porter.rules._tables.hf import FLASH_ATTENTION
 
 _CUDA = re.compile(r"^cuda(:(?P<index>\d+))?$")
 # Receivers that are not models: their from_pretrained takes none of the keywords ported here.

@@ -11,10 +11,11 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from porter.changes import Safety
-from porter.rule import FileContext, Rule
-from porter.rules._helpers import add_keyword_keep_layout, keyword, positional, string_value
-from porter.rules._hf_table import ACCELERATOR_CLASSES
+from porter.engine.changes import Safety
+from porter.engine.rule import FileContext, Rule
+from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
+from porter.rules._lib.nodes import string_value
+from porter.rules._tables.hf import ACCELERATOR_CLASSES
 from porter.rules.hf_from_pretrained import model_from_pretrained
 from porter.rules.hf_training_args import MISSING, literal
 

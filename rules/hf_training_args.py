@@ -7,10 +7,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import drop_keyword, keyword, set_keyword_keep_layout, string_value, with_string_value
-from porter.rules._hf_table import (
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import drop_keyword, keyword, set_keyword_keep_layout
+from porter.rules._lib.nodes import string_value, with_string_value
+from porter.rules._tables.hf import (
     CUDA_DDP_BACKENDS,
     CUDA_OPTIMS,
     FUSED,

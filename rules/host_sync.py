@@ -1,6 +1,6 @@
 """NRN6xx: host synchronisations on the per-step path of training and evaluation loops.
 
-Three rules share one step-loop analysis (``rules/_hostsync.py``): accumulations kept on the
+Three rules share one step-loop analysis (``rules/_lib/hostsync.py``): accumulations kept on the
 device (NRN601/NRN605), per-step logging and ``synchronize()`` moved under a logging interval
 (NRN603/NRN604/NRN607), and review markers for syncs that feed control flow or remain (NRN602/NRN606).
 """
@@ -11,10 +11,10 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted, method_name
-from porter.rules._hostsync import (
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted, method_name
+from porter.rules._lib.hostsync import (
     ACCUMULATE,
     APPEND,
     CONSTANT,
@@ -22,10 +22,9 @@ from porter.rules._hostsync import (
     LOG,
     RESIDUAL,
     SYNCHRONIZE,
-    Analysis,
+    HostSyncAnalysis,
     Site,
     StepLoop,
-    analysis_for,
     iter_nodes,
 )
 
@@ -187,7 +186,7 @@ class HostSyncAccumulate(Rule):
     order: ClassVar[int] = _ORDER
 
     def visit_Module(self, node: cst.Module) -> None:
-        analysis = analysis_for(self)
+        analysis = self.analysis(HostSyncAnalysis)
         for site in analysis.of_kind(ACCUMULATE, APPEND):
             if site.note:
                 self._mark(site)
@@ -268,7 +267,7 @@ class HostSyncLogging(Rule):
     order: ClassVar[int] = _ORDER
 
     def visit_Module(self, node: cst.Module) -> None:
-        analysis = analysis_for(self)
+        analysis = self.analysis(HostSyncAnalysis)
         moved_loops: dict[int, StepLoop] = {}
         created: set[int] = set()
         blocks: dict[int, tuple[cst.CSTNode, int]] = {}
@@ -327,7 +326,7 @@ class HostSyncLogging(Rule):
                         return True
         return False
 
-    def _insert_constant(self, analysis: Analysis) -> None:
+    def _insert_constant(self, analysis: HostSyncAnalysis) -> None:
         anchor = analysis.constant_anchor
         if anchor is None:
             return
@@ -390,7 +389,7 @@ class HostSyncControlFlow(Rule):
     order: ClassVar[int] = _ORDER
 
     def visit_Module(self, node: cst.Module) -> None:
-        analysis = analysis_for(self)
+        analysis = self.analysis(HostSyncAnalysis)
         module = self.context.module
         for site in analysis.of_kind(CONTROL):
             shown = _describe(site.syncs[0], module) if site.syncs else "a tensor"

@@ -8,10 +8,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._device import INT_DEVICE_NAME
-from porter.rules._helpers import ChildIndex, child_index, dotted, keyword, method_name, positional, visit_original
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.integers import IntegerNames
+from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.nodes import dotted, method_name
 
 
 _INDEX_PLACEMENT = re.compile(r"(?:\.to\(|device=)\s*(?:\w+\.)?(?:\w*(?:rank|gpu|device_id)\w*|\d+)\b")
@@ -71,7 +72,7 @@ class IntegerPlacement(Rule):
     order: ClassVar[int] = 10
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._ints, self._not_ints = integer_names(self)
+        self._integers = self.analysis(IntegerNames)
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.options.style == "accelerator":
@@ -88,76 +89,9 @@ class IntegerPlacement(Rule):
         self.replace(arg, lambda n: n.with_changes(value=new), 'integer device -> f"neuron:{index}"')  # type: ignore[attr-defined]
 
     def _is_index(self, value: cst.BaseExpression) -> bool:
-        return holds_index(value, self._ints, self._not_ints)
+        return self._integers.holds_index(value)
 
     def _neuron(self, value: cst.BaseExpression) -> cst.BaseExpression:
         if isinstance(value, cst.Integer):
             return cst.SimpleString(f'"neuron:{value.value}"')
         return cst.parse_expression(f'f"neuron:{{{dotted(value)}}}"')
-
-
-def holds_index(value: cst.BaseExpression, ints: set[str], not_ints: set[str]) -> bool:
-    """NRN105's argument heuristic: an integer literal, or a name the file shows to hold an int
-    or named like an index (``local_rank``, ``device_id``) and not shown to hold anything else."""
-    if isinstance(value, cst.Integer):
-        return True
-    text = dotted(value)
-    if text is None or text in not_ints:
-        return False
-    return text in ints or bool(INT_DEVICE_NAME.match(text.split(".")[-1]))
-
-
-def integer_names(rule: Rule) -> tuple[set[str], set[str]]:
-    """``_integer_names`` of the rule's file, computed once and shared (NRN102 asks it too)."""
-    notes = rule.context.notes
-    found = notes.get("integer_names")
-    if found is None:
-        found = notes["integer_names"] = _integer_names(rule.context.module, child_index(rule))
-    return found  # type: ignore[return-value]
-
-
-def _integer_names(module: cst.Module, index: ChildIndex | None = None) -> tuple[set[str], set[str]]:
-    """Dotted names the file shows to hold ints (``x = int(...)``, ``x: int``, ``for x in range``),
-    and names it shows to hold something else (``gpu = torch.device(...)``, ``rank = "cuda:0"``)."""
-    found: set[str] = set()
-    others: set[str] = set()
-    copies: list[tuple[str, str]] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                name = dotted(target.target)
-                if name is None:
-                    continue
-                value = node.value
-                if isinstance(value, cst.Call) and dotted(value.func) == "int":
-                    found.add(name)
-                elif dotted(value) is not None:
-                    copies.append((name, dotted(value) or ""))
-                elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or (
-                    isinstance(value, cst.Call) and (dotted(value.func) or "").endswith("device")
-                ):
-                    others.add(name)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            name = dotted(node.target)
-            if name is not None and dotted(node.annotation.annotation) == "int":
-                found.add(name)
-
-        def visit_Param(self, node: cst.Param) -> None:
-            annotation = dotted(node.annotation.annotation) if node.annotation is not None else None
-            if annotation == "int":
-                found.add(node.name.value)
-            elif annotation is not None and annotation.split(".")[-1] in ("device", "str"):
-                others.add(node.name.value)
-
-        def visit_For(self, node: cst.For) -> None:
-            name = dotted(node.target)
-            if name is not None and isinstance(node.iter, cst.Call) and dotted(node.iter.func) == "range":
-                found.add(name)
-
-    visit_original(index, module, _Collect())
-    for target, source in copies:
-        if source in found or INT_DEVICE_NAME.match(source.split(".")[-1]):
-            found.add(target)
-    return found - others, others

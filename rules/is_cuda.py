@@ -6,9 +6,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import ChildIndex, child_index, dotted, visit_original
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.engine.fastcst.walk import TreeIndex
+from porter.rules._lib.nodes import dotted
+from porter.rules._lib.tree import child_index, visit_original
 
 # Parents in which a comparison must be parenthesised to keep its meaning.
 _TIGHT = (cst.Attribute, cst.Call, cst.Subscript, cst.BinaryOperation, cst.Comparison, cst.UnaryOperation)
@@ -101,7 +103,7 @@ class IsCuda(Rule):
         )
 
 
-def _assignment_targets(module: cst.Module, index: ChildIndex | None = None) -> list[cst.BaseExpression]:
+def _assignment_targets(module: cst.Module, index: TreeIndex | None = None) -> list[cst.BaseExpression]:
     found: list[cst.BaseExpression] = []
 
     class _Collect(cst.CSTVisitor):

@@ -7,10 +7,12 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._helpers import dotted, drop_keyword, import_binding
-from porter.rules._hf_table import OPTIMUM_NEUTRAL, OPTIMUM_ONLY_ARGS, OPTIMUM_RENAMES
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import drop_keyword
+from porter.rules._lib.imports import import_binding
+from porter.rules._lib.nodes import dotted
+from porter.rules._tables.hf import OPTIMUM_NEUTRAL, OPTIMUM_ONLY_ARGS, OPTIMUM_RENAMES
 from porter.rules.hf_training_args import literal
 
 _PREFIX = "optimum.neuron."

@@ -7,9 +7,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import Safety
-from porter.rule import Rule
-from porter.rules._helpers import add_keyword_keep_layout, child_index, dotted, keyword, method_name, string_value
+from porter.engine.changes import Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.args import add_keyword_keep_layout, keyword
+from porter.rules._lib.nodes import dotted, method_name, string_value
+from porter.rules._lib.tree import child_index
 
 PAD_MULTIPLE = 128  # SBUF/PSUM partition width (facts §3); not a documented Neuron padding rule
 _TOKENIZER_NAME = re.compile(r"(?i)(tokenizer|tokeniser|^tok$|_tok$|processor)$")

@@ -6,12 +6,13 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.changes import ImportSpec, Safety
-from porter.rule import Rule
-from porter.rules._device import ACCELERATOR_TYPE, DEVICE_KEYWORDS, device_named, retorch, torch_ref
-from porter.rules._helpers import dotted, keyword, positional, string_value, with_string_value
-from porter.rules._stmt import remove_small, single_small
-from porter.rules._xla_table import DEVICE_CALLS, DIST_CALLS, LOADERS, NOTES, OPTIMIZER_STEP, STEP_CALLS
+from porter.engine.changes import ImportSpec, Safety
+from porter.engine.rule import Rule
+from porter.rules._lib.device import ACCELERATOR_TYPE, DEVICE_KEYWORDS, device_named, retorch, torch_ref
+from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.nodes import dotted, string_value, with_string_value
+from porter.rules._lib.statements import remove_small, single_small
+from porter.rules._tables.xla import DEVICE_CALLS, DIST_CALLS, LOADERS, NOTES, OPTIMIZER_STEP, STEP_CALLS
 
 _XLA_DEVICE_FIRST_ARG = ("torch.device", "torch.autocast", "torch.amp.autocast")
 _OWNED_ELSEWHERE = ("torch_xla.amp.syncfree",)  # optimizers: NRN511

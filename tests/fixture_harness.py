@@ -16,8 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from porter.options import Options
-from porter.registry import all_rules
+from porter.engine.options import Options
+from porter.engine.registry import all_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UPDATE = os.environ.get("PORTER_UPDATE_FIXTURES") == "1"

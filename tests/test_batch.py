@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from porter.batch import run_batch
-from porter.cache import Cache
+from porter.run.batch import run_batch
+from porter.run.cache import Cache
 from porter.cli import main
-from porter.discovery import PORTED_SUFFIXES, discover, is_excluded
-from porter.options import Options
-from porter.results import Success
+from porter.run.discovery import PORTED_SUFFIXES, discover, is_excluded
+from porter.engine.options import Options
+from porter.engine.results import Success
 
 CUDA = b'import torch\nx = torch.zeros(2).cuda()\n'
 CPU = b"import torch\nx = torch.zeros(2)\n"
@@ -167,7 +167,7 @@ def test_identical_files_share_an_entry_but_keep_their_paths(tmp_path: Path) -> 
 _CACHED_RUN = textwrap.dedent(
     """
     import sys
-    from porter.cache import code_fingerprint
+    from porter.run.cache import code_fingerprint
     from porter.commands.migrate import command
     code = command.main({args!r}, standalone_mode=False)
     print("fingerprint", code_fingerprint())
@@ -179,7 +179,7 @@ _CACHED_RUN = textwrap.dedent(
 def test_fully_cached_run_loads_neither_libcst_nor_a_pool(tmp_path: Path) -> None:
     _tree(tmp_path / "t", 20)
     args = ["-q", "--cache-dir", str(tmp_path / "c"), "-j2", str(tmp_path / "t")]
-    from porter.cache import code_fingerprint
+    from porter.run.cache import code_fingerprint
 
     for _ in range(3):  # other edits to rule files between runs change the fingerprint: retry
         code_fingerprint.cache_clear()
@@ -192,7 +192,7 @@ def test_fully_cached_run_loads_neither_libcst_nor_a_pool(tmp_path: Path) -> Non
 
 
 def test_migrate_module_imports_no_engine() -> None:
-    code = "import sys, porter.commands.migrate; print('libcst' in sys.modules, 'porter.engine' in sys.modules)"
+    code = "import sys, porter.commands.migrate; print('libcst' in sys.modules, 'porter.engine.core' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
 
@@ -341,7 +341,7 @@ def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
 # ---------------------------------------------------------------------------- plugins
 PLUGIN = '''
 import libcst as cst
-from porter.rule import Rule
+from porter.engine.rule import Rule
 
 
 class ShoutRule(Rule):
@@ -368,8 +368,8 @@ class ShoutRule(Rule):
 
 
 def test_third_party_rules_are_found_through_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from porter.cache import code_fingerprint
-    from porter.registry import all_rules
+    from porter.run.cache import code_fingerprint
+    from porter.engine.registry import all_rules
 
     site = tmp_path / "site"
     dist = site / "porter_shout-1.0.dist-info"
@@ -432,8 +432,8 @@ def test_pool_workers_do_not_inherit_a_held_folder_lock(tmp_path: Path) -> None:
     import fcntl
     import os
 
-    from porter.batch import _context
-    from porter.textio import _directory_lock
+    from porter.run.batch import _context
+    from porter.engine.textio import _directory_lock
 
     with _directory_lock(str(tmp_path)):
         pool = _context().Pool(1)

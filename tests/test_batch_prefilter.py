@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from porter.engine import port_source
-from porter.options import Options
-from porter.registry import all_rules
-from porter.results import Failure, Success, Unchanged
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.registry import all_rules
+from porter.engine.results import Failure, Success, Unchanged
 from tests.fixture_harness import cases, options_for
 
 ROOT = Path(__file__).resolve().parents[1]

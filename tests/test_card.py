@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from huggingface_hub import ModelCard
 
-from porter import card
+from porter.audit import card
 from porter.cli import main
 
 DATA = Path(__file__).parent / "data" / "cards"

@@ -1,4 +1,4 @@
-"""rules._helpers.ChildIndex must give exactly what ``node.children`` / ``m.findall`` give."""
+"""porter.engine.fastcst.walk.TreeIndex must give exactly what ``node.children`` / ``m.findall`` give."""
 
 from __future__ import annotations
 
@@ -6,16 +6,15 @@ from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
-from porter.rules._helpers import ChildIndex
+from porter.engine.fastcst.walk import TreeIndex
 
 SAMPLES = sorted((Path(__file__).resolve().parent.parent / "samples").glob("*.py"))
 
 
-def _index(source: str) -> tuple[cst.Module, ChildIndex]:
-    wrapper = MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
-    return wrapper.module, ChildIndex(wrapper.resolve(ParentNodeProvider), wrapper.module)
+def _index(source: str) -> tuple[cst.Module, TreeIndex]:
+    module = cst.parse_module(source)
+    return module, TreeIndex(module)
 
 
 def test_children_match_libcst_on_samples() -> None:
@@ -44,7 +43,7 @@ def test_foreign_node_falls_back_to_children() -> None:
 
 
 def test_visit_original_matches_visit() -> None:
-    from porter.rules._helpers import visit_original
+    from porter.rules._lib.tree import visit_original
 
     class Events(cst.CSTVisitor):
         def __init__(self) -> None:

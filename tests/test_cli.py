@@ -122,7 +122,7 @@ def test_symlink_is_refused(tree: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_rules_lists_every_code(capsys: pytest.CaptureFixture[str]) -> None:
-    from porter.registry import all_rules
+    from porter.engine.registry import all_rules
 
     assert main(["rules"]) == 0
     out = capsys.readouterr().out
@@ -143,7 +143,7 @@ def test_explain_unknown_code(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_every_rule_doc_has_the_sections() -> None:
-    from porter.registry import all_rules
+    from porter.engine.registry import all_rules
 
     for rule in all_rules():
         doc = rule.__doc__ or ""

@@ -10,10 +10,10 @@ import torch
 from click.testing import CliRunner
 
 from porter.cli import cli
-from porter.engine import port_source
-from porter.options import Options
-from porter.results import Success
-from porter.rules._compile_table import COMPILE_KEYWORDS, cuda_only_option
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.results import Success
+from porter.rules._tables.compile import COMPILE_KEYWORDS, cuda_only_option
 from porter.rules.fused_optimizers import WEIGHT_DECAY_INDEX
 
 

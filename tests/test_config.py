@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from porter.cli import main
-from porter.config import ConfigError, find_pyproject, load_config, to_options_fields
+from porter.run.config import ConfigError, find_pyproject, load_config, to_options_fields
 
 CUDA = b'import torch\nx = torch.zeros(2).cuda()\ny = torch.ones(2, device="cuda")\n'
 

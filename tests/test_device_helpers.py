@@ -5,11 +5,11 @@ from __future__ import annotations
 import libcst as cst
 import pytest
 
-from porter.changes import ImportSpec
-from porter.engine import port_source
-from porter.options import Options
-from porter.results import Success
-from porter.rules._device import accelerator_string, retorch, torch_import, torch_ref
+from porter.engine.changes import ImportSpec
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.results import Success
+from porter.rules._lib.device import accelerator_string, retorch, torch_import, torch_ref
 from porter.rules.dist_backend import _neuron_backend
 
 

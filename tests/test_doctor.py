@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from porter import doctor
+from porter.audit import doctor
 from porter.cli import main
 
 

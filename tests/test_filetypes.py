@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from porter.filetypes import kind_of, port_file
-from porter.options import Options
-from porter.results import Failure, Success, Unchanged
+from porter.engine.options import Options
+from porter.engine.results import Failure, Success, Unchanged
 
 FIXTURES = Path(__file__).parent / "fixtures_files"
 UPDATE = os.environ.get("PORTER_UPDATE_FIXTURES") == "1"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from porter.changes import Kind, Safety
+from porter.engine.changes import Kind, Safety
 from porter.filetypes import FILE_CODES, explain, handles, kind_of, port_file
-from porter.options import Options
-from porter.registry import all_rules
-from porter.results import Failure, Success, Unchanged
+from porter.engine.options import Options
+from porter.engine.registry import all_rules
+from porter.engine.results import Failure, Success, Unchanged
 
 FIXTURES = Path(__file__).parent / "fixtures_files"
 
@@ -217,7 +217,7 @@ def test_migrate_file_reads_from_disk(tmp_path: Path) -> None:
 
 
 def test_chain_setup_py_merges_with_the_python_port() -> None:
-    from porter.engine import port_source
+    from porter.engine.core import port_source
     from porter.filetypes import chain_setup_py
 
     data = (

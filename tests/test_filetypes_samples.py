@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from porter.filetypes import handles, port_file
-from porter.options import Options
-from porter.results import Success, Unchanged
+from porter.engine.options import Options
+from porter.engine.results import Success, Unchanged
 
 REPO = Path(__file__).parent.parent / "samples" / "repo"
 
@@ -84,7 +84,7 @@ def test_ported_launcher_uses_torchrun() -> None:
 
 def test_the_python_of_the_sample_ports_too() -> None:
     """The whole repository ports: train.py through the Python engine (its changes are the rules')."""
-    from porter.engine import port_source
+    from porter.engine.core import port_source
 
     path = REPO / "train.py"
     result = port_source(path.read_bytes(), str(path), Options())

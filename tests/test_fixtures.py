@@ -7,9 +7,9 @@ import difflib
 import libcst as cst
 import pytest
 
-from porter.engine import port_source
-from porter.registry import all_rules
-from porter.results import Failure, Success, Unchanged
+from porter.engine.core import port_source
+from porter.engine.registry import all_rules
+from porter.engine.results import Failure, Success, Unchanged
 from tests.fixture_harness import FIXTURES, UPDATE, Case, cases, options_for, read_findings
 
 CASES = cases()

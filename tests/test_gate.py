@@ -12,7 +12,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from porter import card, gate
+from porter.audit import card, gate
 from porter.cli import main
 
 DATA = Path(__file__).parent / "data" / "cards"

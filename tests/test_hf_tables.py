@@ -10,10 +10,10 @@ import dataclasses
 
 import pytest
 
-from porter.engine import port_source
-from porter.options import Options
-from porter.results import Success
-from porter.rules._hf_table import (
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.results import Success
+from porter.rules._tables.hf import (
     CUDA_DDP_BACKENDS,
     CUDA_OPTIMS,
     FUSED,

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from porter.cli import main
-from porter.engine import migrate_file
-from porter.results import Failure, Success
-from porter.textio import SourceError, write_atomic
+from porter.engine.core import migrate_file
+from porter.engine.results import Failure, Success
+from porter.engine.textio import SourceError, write_atomic
 
 GOOD = b"import torch\nx = torch.ones(1).cuda()\n"
 
@@ -112,7 +112,7 @@ def test_unreadable_file(tmp_path: Path) -> None:
         path.write_bytes(GOOD)
         path.chmod(0)
         script = (
-            "import os, sys; from porter.engine import migrate_file;"  # import first: root's stdlib may be private
+            "import os, sys; from porter.engine.core import migrate_file;"  # import first: root's stdlib may be private
             "os.setgid(65534); os.setuid(65534);"
             "r = migrate_file(sys.argv[1]); print(type(r).__name__, r.reason)"
         )

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from porter.engine import port_source
-from porter.options import Options
-from porter.results import Success
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.results import Success
 
 HALF_SCRIPT = b"""import torch
 

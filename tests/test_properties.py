@@ -8,9 +8,9 @@ import libcst as cst
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from porter.engine import port_source
-from porter.options import Options
-from porter.results import Failure, Success
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.results import Failure, Success
 
 HEADER = "import math\nimport torch\nimport torch.distributed as dist\nfrom torch.cuda.amp import autocast, GradScaler\n"
 

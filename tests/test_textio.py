@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.engine import migrate_file, port_source
-from porter.results import Failure, Success, Unchanged
-from porter.textio import SourceError, write_atomic
+from porter.engine.core import migrate_file, port_source
+from porter.engine.results import Failure, Success, Unchanged
+from porter.engine.textio import SourceError, write_atomic
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
-"""porter.walk (the engine's one-pass index and hook dispatch), porter.names (qualified names on
-demand) and porter.positions (positions per statement) must agree with the libcst providers they
+"""porter.engine.fastcst.walk (the engine's one-pass index and hook dispatch), porter.engine.fastcst.names (qualified names on
+demand) and porter.engine.fastcst.positions (positions per statement) must agree with the libcst providers they
 replace: ParentNodeProvider / ``node.children`` / a batched visit, QualifiedNameProvider (the
 IMPORT names rules match), PositionProvider."""
 
@@ -12,9 +12,9 @@ import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource as Source
 
-from porter.names import LazyQualifiedNames
-from porter.positions import StatementPositions
-from porter.walk import TreeIndex, dispatch
+from porter.engine.fastcst.names import LazyQualifiedNames
+from porter.engine.fastcst.positions import StatementPositions
+from porter.engine.fastcst.walk import TreeIndex, dispatch
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted(ROOT.joinpath("samples").rglob("*.py")) + sorted(ROOT.joinpath("tests", "fixtures").rglob("*.in.py"))

@@ -1,4 +1,4 @@
-"""``porter card``: the CLI over :mod:`porter.card`."""
+"""``porter card``: the CLI over :mod:`porter.audit.card`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from porter import card
+from porter.audit import card
 
 
 def _render(result: card.CardResult, dry_run: bool) -> None:

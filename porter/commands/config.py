@@ -6,7 +6,7 @@ import inspect
 
 import click
 
-from porter.config import SETTINGS, ConfigError, load_config, render
+from porter.run.config import SETTINGS, ConfigError, load_config, render
 
 
 @click.command("config")

@@ -1,4 +1,4 @@
-"""``porter doctor``: the CLI over :mod:`porter.doctor`."""
+"""``porter doctor``: the CLI over :mod:`porter.audit.doctor`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from porter import doctor
+from porter.audit import doctor
 
 _STYLE = {"ok": "green", "info": "cyan", "warning": "yellow", "error": "bold red"}
 

@@ -13,7 +13,7 @@ import click
 def command(code: str) -> int:
     """Print what rule CODE does, why, before/after and how safe it is (exit 2 if unknown)."""
     from porter import filetypes  # imported here: rules load libcst, which other commands may not need
-    from porter.registry import rule_for_code
+    from porter.engine.registry import rule_for_code
 
     wanted = code.strip().upper()
     rule = rule_for_code(wanted)

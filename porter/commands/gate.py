@@ -1,4 +1,4 @@
-"""``porter gate``: the CLI over :mod:`porter.gate`."""
+"""``porter gate``: the CLI over :mod:`porter.audit.gate`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from porter import gate as gate_lib
+from porter.audit import gate as gate_lib
 
 
 def _render(result: gate_lib.GateResult) -> None:

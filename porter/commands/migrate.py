@@ -15,12 +15,12 @@ from dataclasses import dataclass, field, replace
 import click
 from click.core import ParameterSource
 
-from porter.config import Config, ConfigError, load_config, to_options_fields
-from porter.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel, tree_files
-from porter.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE, Options
-from porter.render import change_line, colour_diff, summary
-from porter.results import Failure, FileResult, Success
-from porter.textio import SourceError, write_atomic
+from porter.run.config import Config, ConfigError, load_config, to_options_fields
+from porter.run.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel, tree_files
+from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE, Options
+from porter.reports.render import change_line, colour_diff, summary
+from porter.engine.results import Failure, FileResult, Success
+from porter.engine.textio import SourceError, write_atomic
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 REPORT_SUFFIXES = (".json", ".sarif", ".md", ".markdown")
@@ -141,7 +141,7 @@ class _Run:
             raise click.UsageError(str(error)) from None
         if flags["out_dir"]:
             _assign_out(list(roots.values()), str(flags["out_dir"]))
-        from porter.config import effective_jobs
+        from porter.run.config import effective_jobs
 
         colour = sys.stdout.isatty() if flags["color"] is None else bool(flags["color"])
         return cls(
@@ -165,8 +165,8 @@ class _Run:
         targets = [target for target, _ in owned]
         owners = [self.roots[raw] for _, raw in owned]
         write_now = bool(self.flags["write"])
-        from porter.batch import Stats, run_batch
-        from porter.report_json import RunRecord
+        from porter.run.batch import Stats, run_batch
+        from porter.reports.json_report import RunRecord
 
         record = RunRecord(command=["porter", "migrate", *self.paths])
         record.options = {key: value for key, value in self.config.values.items() if key != "cache-dir"}
@@ -254,7 +254,7 @@ class _Run:
     def _cache(self):  # type: ignore[no-untyped-def]
         if self.flags["no_cache"] or not self.config["cache"]:
             return None
-        from porter.cache import Cache
+        from porter.run.cache import Cache
 
         return Cache(self.config.cache_dir)
 
@@ -304,7 +304,7 @@ class _Run:
             click.echo(f"{path}: error: cannot write: {error}", err=True)
 
     def _check_git(self, branch: str) -> list[str]:
-        from porter.gitops import GitError, check_ready
+        from porter.run.gitops import GitError, check_ready
 
         repos = sorted({root.repo for root in self.roots.values()})
         for root in self.roots.values():
@@ -318,7 +318,7 @@ class _Run:
         return repos
 
     def _commit(self, branch: str, repos: Sequence[str], pending: dict[str, list[Success]]) -> None:
-        from porter.gitops import GitError, commit, commit_message, create_branch
+        from porter.run.gitops import GitError, commit, commit_message, create_branch
 
         summaries = _code_summaries()
         for repo in repos:
@@ -412,18 +412,18 @@ def _patch_path(path: str) -> str:
 def _render_report(path: str, record: object) -> str:
     lowered = path.lower()
     if lowered.endswith(".json"):
-        from porter.report_json import render
+        from porter.reports.json_report import render
     elif lowered.endswith(".sarif") or lowered.endswith(".sarif.json"):
-        from porter.report_sarif import render
+        from porter.reports.sarif import render
     elif lowered.endswith((".md", ".markdown")):
-        from porter.report_markdown import render
+        from porter.reports.markdown import render
     else:  # validated up front; kept as a guard
         raise click.UsageError(f"--report {path}: unknown format (use .json, .sarif or .md)")
     return render(record)  # type: ignore[arg-type]
 
 
 def _code_summaries() -> dict[str, str]:
-    from porter.registry import all_rules
+    from porter.engine.registry import all_rules
 
     found: dict[str, str] = {}
     for rule in all_rules():

@@ -13,7 +13,7 @@ def rule_rows() -> list[tuple[str, str, str, str]]:
     # Imported here: loading the rules means loading libcst, which `porter --help` and cached
     # `porter migrate` runs never need.
     from porter.filetypes import FILE_CODES
-    from porter.registry import all_rules
+    from porter.engine.registry import all_rules
 
     rows = []
     for rule in all_rules():

@@ -30,9 +30,9 @@ from porter.filetypes import _jsonpos, _tomlpos, _yamlpos, configs, deps, setup_
 from porter.filetypes._codes import DOCS, FILE_CODES
 from porter.filetypes._doc import DecodeError, Doc, decode
 from porter.filetypes._tree import Node, ParseError
-from porter.options import Options
-from porter.results import Failure, FileResult, Success, Unchanged
-from porter.textio import SourceError, read_source
+from porter.engine.options import Options
+from porter.engine.results import Failure, FileResult, Success, Unchanged
+from porter.engine.textio import SourceError, read_source
 
 __all__ = ["FILE_CODES", "chain_setup_py", "explain", "handles", "kind_of", "migrate_file", "port_file"]
 
@@ -119,7 +119,7 @@ def explain(code: str) -> str | None:
 
 
 def migrate_file(path: str, options: Options | None = None, display_path: str | None = None) -> FileResult:
-    """Port one file on disk (the non-Python twin of ``porter.engine.migrate_file``)."""
+    """Port one file on disk (the non-Python twin of ``porter.engine.core.migrate_file``)."""
     options = options or Options()
     shown = display_path or path
     try:
@@ -132,7 +132,7 @@ def migrate_file(path: str, options: Options | None = None, display_path: str | 
 def chain_setup_py(path: str, data: bytes, python_result: FileResult, options: Options | None = None) -> FileResult:
     """Port a setup.py's requirement lists on top of the Python engine's result for it.
 
-    ``data``: the original bytes; ``python_result``: what ``porter.engine.port_source`` gave.
+    ``data``: the original bytes; ``python_result``: what ``porter.engine.core.port_source`` gave.
     The requirement port runs on the Python port's output, so its line numbers refer to that
     text (the same as the original unless a Python rule added or removed lines above them).
     """

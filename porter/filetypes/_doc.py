@@ -14,8 +14,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from porter.changes import Change, Kind, Safety
-from porter.options import Options
+from porter.engine.changes import Change, Kind, Safety
+from porter.engine.options import Options
 
 MARKER_WORD = "porter:"
 _LINE = re.compile(r"([^\r\n]*)(\r\n|\r|\n|$)")

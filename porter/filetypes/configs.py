@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from porter.changes import Kind, Safety
+from porter.engine.changes import Kind, Safety
 from porter.filetypes._doc import Doc
 from porter.filetypes._tree import Node, walk_maps
 from porter.filetypes.shell import CORES_NOTE

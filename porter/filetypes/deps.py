@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from porter.changes import Safety
+from porter.engine.changes import Safety
 from porter.filetypes import _pins, _tomlpos, _yamlpos
 from porter.filetypes._doc import Doc
 from porter.filetypes._pins import FAMILIES, Requirement

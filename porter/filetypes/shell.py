@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from porter.changes import Safety
+from porter.engine.changes import Safety
 from porter.filetypes import _pins
 from porter.filetypes._doc import Doc
 

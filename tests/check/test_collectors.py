@@ -109,7 +109,7 @@ def test_unported_cuda_script_fails_at_the_lines_rules_change() -> None:
 
 def _rules_are_real(report: dict) -> None:
     """Every finding names a rule code ``porter explain`` knows (or none)."""
-    from porter.registry import all_rules
+    from porter.engine.registry import all_rules
 
     codes = {code for rule in all_rules() for code in rule.all_codes()}
     assert {f["rule"] for f in report["findings"] if f["rule"]} <= codes

@@ -1,0 +1,257 @@
+"""The engine: bytes in, a ``FileResult`` out. Knows no specific rule.
+
+Pipeline per file: size/binary checks → decode (BOM, coding cookie) → trigger-word prefilter →
+one libcst parse → one metadata computation shared by all rules (batched traversal) → edits
+filtered by port context and select/ignore → applied in one transform → imports added/removed
+→ the result re-parsed (porter never hands back code that does not parse).
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections import defaultdict
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+from libcst.metadata import MetadataWrapper
+
+from porter.engine.changes import Change
+from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
+from porter.engine.options import Options
+from porter.engine.registry import all_rules
+from porter.engine.results import Failure, FileResult, Success, Unchanged
+from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
+from porter.engine.textio import SourceError, check_bytes, decode_source, read_source
+from porter.engine.fastcst.walk import TreeIndex, dispatch
+
+# A file already written for Neuron is "being ported" even with no CUDA-ism left.
+_TARGETS_NEURON = re.compile(r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
+
+
+def migrate_file(path: str, options: Options | None = None, display_path: str | None = None) -> FileResult:
+    """Port one file on disk. Never raises for a bad file: returns Success / Unchanged / Failure."""
+    options = options or Options()
+    shown = display_path or path
+    try:
+        data = read_source(path, options.max_file_size)
+    except SourceError as error:
+        return Failure(shown, str(error), kind="read")
+    return port_source(data, shown, options)
+
+
+def port_source(
+    data: bytes,
+    path: str = "<string>",
+    options: Options | None = None,
+    rules: Sequence[type[Rule]] | None = None,
+) -> FileResult:
+    """Port source bytes. ``path`` is only used in Changes and messages."""
+    options = options or Options()
+    try:
+        check_bytes(data, options.max_file_size)
+        decoded = decode_source(data)
+    except SourceError as error:
+        return Failure(path, str(error), kind="read")
+    candidates = list(all_rules() if rules is None else rules)
+    if options.prefilter:
+        candidates = prefilter(decoded.text, options, candidates)
+        if not candidates:
+            return Unchanged(path, skipped="prefilter")
+    try:
+        module = cst.parse_module(data)
+    except cst.ParserSyntaxError as error:
+        return Failure(path, f"syntax error at line {error.raw_line}: {error.message}", kind="parse")
+    except (SyntaxError, ValueError, UnicodeError, RecursionError) as error:
+        return Failure(path, f"cannot parse: {type(error).__name__}: {error}", kind="parse")
+    try:
+        return _port_module(module, data, decoded.text, path, options, candidates)
+    except RecursionError:
+        return Failure(path, "code nested too deeply to port", kind="internal")
+    except Exception as error:  # a bug in a rule must not stop a batch
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return Failure(
+            path,
+            f"internal error ({type(error).__name__}: {error}) at {where.filename}:{where.lineno}; "
+            "the file was left as it was — please report it",
+            kind="internal",
+        )
+
+
+def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
+    """The rules worth parsing ``text`` for; empty means the file cannot change.
+
+    A rule is a candidate when one of its trigger words is in the text. Rules that act only on
+    files being ported count only when a porting rule is a candidate too, or the file already
+    targets neuron: otherwise all their edits would be dropped.
+    """
+    candidates = [rule for rule in rules if rule.triggered_by(text)]
+    may_be_in_port = (
+        options.all_files
+        or options.repo_in_port
+        or any(not rule.requires_port_context for rule in candidates)
+        or bool(_TARGETS_NEURON.search(text))
+    )
+    return candidates if may_be_in_port else []
+
+
+def _port_module(
+    module: cst.Module,
+    data: bytes,
+    text: str,
+    path: str,
+    options: Options,
+    rule_classes: Sequence[type[Rule]],
+) -> FileResult:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    tree = TreeIndex(module)
+    context = FileContext(path=path, text=text, module=module, options=options, wrapper=wrapper, tree=tree)
+    metadata = FileMetadata(context)
+    rules = [cls(context) for cls in rule_classes]
+    for rule in rules:
+        rule.metadata = metadata
+    collector = ImportCollector()
+    dispatch(tree, [*rules, collector])
+
+    in_port = (
+        options.all_files
+        or options.repo_in_port
+        or any(not from_context_rule for _, from_context_rule in context.changes)
+        or any(not edit.port_context_only for edit in context.edits)
+        or bool(_TARGETS_NEURON.search(text))
+    )
+
+    def kept(code: str, context_only: bool) -> bool:
+        return options.selects(code) and (in_port or not context_only)
+
+    edits = [edit for edit in context.edits if kept(edit.code, edit.port_context_only)]
+    changes = sorted(
+        {change for change, context_only in context.changes if kept(change.code, context_only)},
+        key=lambda change: (change.line, change.column, change.code, change.message),
+    )
+    if not edits:
+        return Unchanged(path)
+
+    candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
+    edits += unused_import_edits(metadata, collector.found, candidates, edits)
+    new_module = wrapper.module.visit(_EditApplier(edits))
+    new_module = _add_missing_imports(new_module, edits)
+    new = new_module.bytes
+    if new == data:
+        return Unchanged(path)
+    try:
+        cst.parse_module(new)
+    except Exception as error:
+        return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
+    return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes))
+
+
+def _add_missing_imports(module: cst.Module, edits: Sequence[Edit]) -> cst.Module:
+    # libcst's AddImportsVisitor recomputes metadata over the whole module: call it only when a
+    # needed import is really missing at the top level.
+    present = top_level_imports(module)
+    needed = sorted(
+        {spec for edit in edits for spec in edit.imports if (spec.module, spec.obj, spec.asname) not in present},
+        key=lambda spec: (spec.module, spec.obj or "", spec.asname or ""),
+    )
+    if not needed:
+        return module
+    context = CodemodContext()
+    for spec in needed:
+        AddImportsVisitor.add_needed_import(context, spec.module, spec.obj, spec.asname)
+    return AddImportsVisitor(context).transform_module(module)
+
+
+class _EditApplier(cst.CSTTransformer):
+    """Applies edits bottom-up: a node's edits see the node with its children already edited.
+
+    Comment lines above a removed statement usually introduce what follows, so they move to the
+    next statement visited (its next sibling, or the statement after its block).
+    """
+
+    def __init__(self, edits: Sequence[Edit]) -> None:
+        super().__init__()
+        self.by_node: dict[int, list[Edit]] = defaultdict(list)
+        for edit in edits:
+            self.by_node[id(edit.target)].append(edit)
+        for group in self.by_node.values():
+            group.sort(key=lambda edit: edit.order)
+        self.pending_lines: list[cst.EmptyLine] = []
+        self.carried: dict[int, list[cst.EmptyLine]] = {}
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.pending_lines and isinstance(node, _STATEMENTS):
+            self.carried[id(node)] = self.pending_lines
+            self.pending_lines = []
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        result = self._apply(original_node, updated_node)
+        carried = self.carried.pop(id(original_node), None)
+        if carried and isinstance(result, _STATEMENTS):
+            result = _prepend_lines(result, carried)
+        # A block whose every statement was removed still needs a body.
+        if isinstance(result, cst.IndentedBlock) and not result.body:
+            result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        elif isinstance(result, cst.SimpleStatementSuite) and not result.body:
+            result = result.with_changes(body=[cst.Pass()])
+        return result
+
+    def _apply(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
+        edits = self.by_node.get(id(original_node))
+        if not edits:
+            return updated_node
+        node: object = updated_node
+        removed = False
+        before: list[cst.BaseStatement] = []
+        after: list[cst.BaseStatement] = []
+        comments: list[str] = []
+        for edit in edits:
+            if edit.transform is not None and isinstance(node, cst.CSTNode) and not removed:
+                node = edit.transform(node)
+            # A transform may itself remove the node (an import line with every name dropped).
+            removed = removed or edit.remove or isinstance(node, cst.RemovalSentinel)
+            before.extend(edit.before)
+            after.extend(edit.after)
+            comments.extend(c for c in edit.comments if c not in comments)
+        if comments and isinstance(node, _STATEMENTS):
+            node = _with_comments(node, comments)
+        if removed:
+            kept_lines = list(getattr(updated_node, "leading_lines", ()))
+            replacement = [*before, *after]
+            if kept_lines and replacement:
+                replacement[0] = _prepend_lines(replacement[0], kept_lines)
+            elif kept_lines:
+                self.pending_lines.extend(kept_lines)
+            return cst.FlattenSentinel(replacement) if replacement else cst.RemoveFromParent()
+        if before or after:
+            if isinstance(node, cst.FlattenSentinel):
+                return cst.FlattenSentinel([*before, *node.nodes, *after])
+            return cst.FlattenSentinel([*before, node, *after])  # type: ignore[list-item]
+        return node
+
+
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+def _prepend_lines(statement: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cst.BaseStatement:
+    """Give ``statement`` the leading lines of a removed statement before it.
+
+    Comments always move; blank lines move only when the statement has none of its own, so
+    removing a line never doubles (nor swallows) the blank lines between two blocks.
+    """
+    own = list(statement.leading_lines)  # type: ignore[attr-defined]
+    moved = [line for line in lines if line.comment is not None] if own else list(lines)
+    return statement.with_changes(leading_lines=[*moved, *own])
+
+
+def _with_comments(statement: cst.BaseStatement, comments: Sequence[str]) -> cst.BaseStatement:
+    existing = list(statement.leading_lines)  # type: ignore[attr-defined]
+    present = {line.comment.value for line in existing if line.comment is not None}
+    added = [cst.EmptyLine(indent=True, comment=cst.Comment(text)) for text in comments if text not in present]
+    return statement.with_changes(leading_lines=[*existing, *added])
+
+
+__all__ = ["Change", "migrate_file", "port_source"]

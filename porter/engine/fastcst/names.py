@@ -1,0 +1,314 @@
+"""Qualified names for the rules, computed on demand, without a scope analysis of the whole file.
+
+libcst's ``QualifiedNameProvider`` needs ``ScopeProvider`` and ``ExpressionContextProvider``: three
+traversals that rebuild every node of the file, the largest cost of porting a big file. The rules
+ask for the names of a few hundred nodes (calls and attributes), almost all of them spelled from an
+imported name (``torch.cuda.synchronize``). This module answers those from the file's import
+statements and the scopes enclosing the node, the way libcst's scope rules would:
+
+* the dotted keys an import binds (``import a.b.c`` binds ``a.b.c``, ``a.b`` and ``a``; ``import x
+  as y`` binds ``y``), looked up longest prefix first, in the nearest enclosing function, then
+  the class body the node sits directly in, then the module;
+* the qualified name from the import as libcst's ``ImportAssignment`` forms it (relative imports
+  keep their dots).
+
+A name that is imported and also bound some other way at module level (``except ImportError:
+torch = None``) gets both, as in libcst. A name imported and bound some other way inside a
+function, class, lambda or comprehension (a parameter, a ``for`` target, ``global``), and anything
+this module cannot place, are answered by libcst's own provider, computed for the file on first
+need. Nodes inside an import statement
+have no names (libcst gives them no scope either).
+Names that no import binds are local (``X``, source LOCAL, without libcst's ``f.<locals>.``
+prefix) when bound anywhere in the file, else builtins (``builtins.X``) or unknown: libcst would
+answer ``builtins.max`` where a ``max`` bound elsewhere is not visible. Rules match imported APIs,
+so only the IMPORT names must be exact.
+``tests/test_walk.py`` compares the IMPORT and BUILTIN names with libcst's on fixtures,
+samples and a slice of the transformers source.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterator, Mapping
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import QualifiedName, QualifiedNameSource
+from libcst.metadata.base_provider import LazyValue
+
+from porter.engine.fastcst.walk import TreeIndex
+
+Names = set[QualifiedName]
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_TARGET_HOLDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.CompFor, cst.NamedExpr, cst.Del)
+_ALWAYS_BINDING = (
+    cst.Param, cst.FunctionDef, cst.ClassDef, cst.NameItem,
+    cst.MatchAs, cst.MatchStar, cst.MatchMapping, cst.TypeVar, cst.ParamSpec, cst.TypeVarTuple, cst.TypeAlias,
+)
+_CONTAINERS = (cst.Element, cst.StarredElement, cst.Tuple, cst.List)
+_LINES = (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)
+
+
+def _alias_keys(alias: cst.ImportAlias) -> list[str]:
+    """The names an import alias binds, as libcst records them."""
+    if alias.asname is not None:
+        name = alias.asname.name
+        return [name.value] if isinstance(name, cst.Name) else []
+    full = get_full_name_for_node(alias.name) or ""
+    parts = full.split(".")
+    return [".".join(parts[:end]) for end in range(len(parts), 0, -1)] if full else []
+
+
+def _import_module(node: cst.Import | cst.ImportFrom) -> str:
+    if isinstance(node, cst.Import):
+        return ""
+    module = get_full_name_for_node(node.module) if node.module is not None else ""
+    return "." * len(node.relative) + (module or "")
+
+
+def import_names(node: cst.Import | cst.ImportFrom, full_name: str) -> Names:
+    """What ``full_name`` means through this import statement (libcst's ImportAssignment rule: per
+    alias, the longest prefix of the imported dotted name that ``full_name`` starts with)."""
+    found: Names = set()
+    if isinstance(node.names, cst.ImportStar):
+        return found
+    module = _import_module(node)
+    for alias in node.names:
+        real = get_full_name_for_node(alias.name)
+        if not real:
+            continue
+        parts = real.split(".")
+        for end in range(len(parts), 0, -1):
+            local = ".".join(parts[:end])
+            target = f"{module}{local}" if module.endswith(".") else f"{module}.{local}" if module else local
+            if alias.asname is not None:
+                evaluated = alias.evaluated_alias
+                if evaluated is not None:
+                    local = evaluated
+            if not full_name.startswith(local):
+                continue
+            rest = full_name[len(local):]
+            if rest and not rest.startswith("."):
+                continue
+            rest = rest.lstrip(".")
+            found.add(QualifiedName(f"{target}.{rest}" if rest else target, QualifiedNameSource.IMPORT))
+            break
+    return found
+
+
+class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
+    """``QualifiedNameProvider``'s mapping for one file, each node's names computed when asked."""
+
+    def __init__(self, index: TreeIndex, fallback: Callable[[], Mapping[cst.CSTNode, Names]]) -> None:
+        self._index = index
+        self._make_fallback = fallback
+        self._fallback: Mapping[cst.CSTNode, Names] | None = None
+        self._cache: dict[cst.CSTNode, Names] = {}
+        # scope node -> key -> import statements binding it there
+        self._imports: dict[cst.CSTNode, dict[str, list[cst.Import | cst.ImportFrom]]] | None = None
+        self._imported_bases: set[str] = set()
+        self._bound: set[str] = set()  # names bound other than by an import, anywhere in the file
+        self._bound_inside: set[str] = set()  # ... of those, bound in a function, class, lambda or comprehension
+        self._chains: dict[cst.CSTNode, list[cst.CSTNode] | None] = {}  # statement line -> visible scopes
+        self._order: dict[cst.CSTNode, int] | None = None  # pre-order numbers, for "comes before"
+
+    # Mapping protocol: the keys are every node of the file.
+    def __getitem__(self, node: cst.CSTNode) -> Names:
+        found = self._cache.get(node)
+        if found is None:
+            found = self._cache[node] = self._names(node)
+        return found
+
+    def __iter__(self) -> Iterator[cst.CSTNode]:
+        return iter(self._index.preorder)
+
+    def __len__(self) -> int:
+        return len(self._index.preorder)
+
+    def __contains__(self, node: object) -> bool:
+        return node is self._index.root or node in self._index.parents
+
+    def get(self, node: cst.CSTNode, default: object = None) -> Names:  # type: ignore[override]
+        if node not in self:
+            return default  # type: ignore[return-value]
+        return self[node]
+
+    @property
+    def used_fallback(self) -> bool:
+        return self._fallback is not None
+
+    # ----------------------------------------------------------------- building
+    def _build(self) -> None:
+        imports: dict[cst.CSTNode, dict[str, list[cst.Import | cst.ImportFrom]]] = {}
+        parents = self._index.parents
+        bound = self._bound
+        for node in self._index.preorder:
+            kind = type(node)
+            if kind is cst.Name:
+                if self._binds(node, parents):
+                    bound.add(node.value)  # type: ignore[attr-defined]
+                    if not self._binds_at_module_level(node, parents):
+                        self._bound_inside.add(node.value)  # type: ignore[attr-defined]
+            elif kind is cst.Import or kind is cst.ImportFrom:
+                if isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
+                    continue
+                scope = self._scope_of_statement(node)
+                keys = imports.setdefault(scope, {})
+                for alias in node.names:  # type: ignore[attr-defined]
+                    for key in _alias_keys(alias):
+                        statements = keys.setdefault(key, [])
+                        if node not in statements:
+                            statements.append(node)  # type: ignore[arg-type]
+                        self._imported_bases.add(key.split(".")[0])
+        self._imports = imports
+
+    @staticmethod
+    def _binds(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
+        """Whether this Name is (conservatively) a binding other than an import."""
+        parent = parents.get(name)
+        child: cst.CSTNode = name
+        while isinstance(parent, _CONTAINERS):  # unpacking targets: (a, b) = ..., for a, *b in ...
+            child, parent = parent, parents.get(parent)
+        if isinstance(parent, _TARGET_HOLDERS):
+            return getattr(parent, "target", None) is child
+        if isinstance(parent, cst.AsName):
+            return not isinstance(parents.get(parent), cst.ImportAlias)
+        if child is not name or not isinstance(parent, _ALWAYS_BINDING):
+            return False
+        return getattr(parent, "name", None) is name or getattr(parent, "rest", None) is name
+
+    @staticmethod
+    def _binds_at_module_level(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
+        """A binding Name whose scope is the module (``global``/``nonlocal`` count as not)."""
+        current = parents.get(name)
+        if isinstance(current, cst.NameItem):
+            return False
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current.name is name:
+            current = parents.get(current)  # a def binds its name in the enclosing scope
+        while current is not None:
+            if isinstance(current, _SCOPES):
+                return False
+            current = parents.get(current)
+        return True
+
+    def _scope_of_statement(self, node: cst.CSTNode) -> cst.CSTNode:
+        parents = self._index.parents
+        current = parents.get(node)
+        while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            current = parents.get(current)
+        return current if current is not None else self._index.root
+
+    # ----------------------------------------------------------------- answering
+    def _from_libcst(self, node: cst.CSTNode) -> Names:
+        if self._fallback is None:
+            self._fallback = self._make_fallback()
+        value = self._fallback.get(node, set())
+        return set(value() if isinstance(value, LazyValue) else value)
+
+    def _names(self, node: cst.CSTNode) -> Names:
+        if self._imports is None:
+            self._build()
+        parents = self._index.parents
+        parent = parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node or isinstance(parent, cst.Arg) and parent.keyword is node:
+            return set()  # not a reference to anything (libcst gives these no scope)
+        full_name = get_full_name_for_node(node)
+        if not full_name:
+            return set()
+        # Up to the statement line: no names inside imports; note a lambda/comprehension crossed.
+        crossed = False
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, _LINES):
+            if isinstance(current, (cst.Import, cst.ImportFrom)):
+                return set()  # libcst gives the names inside an import statement no scope
+            if current is not node and isinstance(current, _SCOPES):
+                crossed = True
+            current = parents.get(current)
+        base = full_name.split(".")[0]
+        if isinstance(node, cst.Name) and not isinstance(parent, _ALWAYS_BINDING) and self._binds(node, parents):
+            return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}  # an assignment target itself
+        if base not in self._imported_bases:
+            if base in self._bound:
+                return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
+            if hasattr(builtins, base):
+                return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
+            return set()
+        if base in self._bound_inside:
+            return self._from_libcst(node)
+        if current is None or isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            chain = self._visible_scopes(node)  # a def's header: decorators, parameters, bases
+        else:
+            if current not in self._chains:
+                self._chains[current] = self._visible_scopes(current)
+            chain = self._chains[current]
+            if chain is not None and crossed and isinstance(chain[0], cst.ClassDef):
+                chain = chain[1:]  # a class body is invisible from a lambda or comprehension in it
+        if chain is None:
+            return self._from_libcst(node)
+        # A Name is an access: libcst drops imports of its own scope that come after it.
+        access = node if isinstance(node, cst.Name) and not crossed else None
+        return self._through_imports(full_name, base, chain, access)
+
+    def _through_imports(
+        self, full_name: str, base: str, chain: list[cst.CSTNode], access: cst.Name | None = None
+    ) -> Names:
+        """libcst's lookup: the longest prefix of ``full_name`` bound in the nearest scope; at the
+        module an import and a plain assignment of the same name both count (try/except
+        fallbacks), giving the IMPORT names and the LOCAL one. For an ``access`` (a Name), imports
+        in its own scope (``chain[0]``) that come later in the file do not count, and when none
+        comes earlier the lookup goes on outward."""
+        assert self._imports is not None
+        parts = full_name.split(".")
+        root = self._index.root
+        local = base in self._bound
+        for end in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:end])
+            for scope in chain:
+                statements = self._imports.get(scope, {}).get(prefix)
+                if statements and access is not None and scope is chain[0]:
+                    statements = [s for s in statements if self._before(s, access)]
+                    if not statements and not (local and scope is root):
+                        continue
+                assigned = local and end == 1 and scope is root
+                if statements or assigned:
+                    found: Names = set()
+                    for statement in statements or ():
+                        found |= import_names(statement, full_name)
+                    if assigned:
+                        found.add(QualifiedName(full_name, QualifiedNameSource.LOCAL))
+                    return found
+        if hasattr(builtins, base):
+            return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
+        return set()
+
+    def _before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        if self._order is None:
+            self._order = {node: number for number, node in enumerate(self._index.preorder)}
+        return self._order[first] <= self._order[second]
+
+    def _visible_scopes(self, node: cst.CSTNode) -> list[cst.CSTNode] | None:
+        """Scopes whose imports ``node`` sees, nearest first: enclosing function bodies, the class
+        body it sits directly in (a class body is invisible to code nested in it), the module."""
+        parents = self._index.parents
+        chain: list[cst.CSTNode] = []
+        direct = True  # no function, lambda or comprehension boundary crossed yet
+        came: cst.CSTNode = node
+        current = parents.get(node)
+        while current is not None:
+            if isinstance(current, _SCOPES):
+                if isinstance(current, cst.FunctionDef):
+                    if came is current.body:  # parameters' annotations and defaults: enclosing scope
+                        chain.append(current)
+                        direct = False
+                elif isinstance(current, cst.ClassDef):
+                    if came is current.body:
+                        if direct:
+                            chain.append(current)
+                        direct = False
+                else:
+                    direct = False
+            came, current = current, parents.get(current)
+        if came is not self._index.root:
+            return None  # not in this tree
+        chain.append(came)
+        return chain

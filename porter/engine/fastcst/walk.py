@@ -1,0 +1,194 @@
+"""One fast pass over a libcst tree: every node's parent and children (source order) and the
+pre-order list, then the rules' ``visit_*``/``leave_*`` hooks dispatched over that index.
+
+libcst's own traversal rebuilds every node it passes (``_visit_and_replace_children``), and
+``ParentNodeProvider`` plus a batched visit are two such traversals per file: on the large files
+that reach the parser they cost several times the parse itself. Here children are read straight
+from each node's fields. Which fields hold children, and in which order, is read once per node
+class from that class's own ``_visit_and_replace_children`` (the order in which it visits its
+fields is the source order); a class whose method cannot be read falls back to
+``node.children``. ``tests/test_walk.py`` checks the result against ``node.children`` and
+``ParentNodeProvider`` on every fixture and sample.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import libcst as cst
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def child_fields(kind: type) -> tuple[str, ...] | None:
+    """The fields of ``kind`` that hold child nodes, in source order (None: read ``children``)."""
+    if kind in _FIELDS:
+        return _FIELDS[kind]
+    fields: tuple[str, ...] | None
+    try:
+        method = kind._visit_and_replace_children  # type: ignore[attr-defined]
+        tree = ast.parse(textwrap.dedent(inspect.getsource(method)))
+        calls = [
+            node
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id.startswith("visit_")
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)
+        ]
+        calls.sort(key=lambda call: (call.lineno, call.col_offset))
+        names: list[str] = []
+        for call in calls:
+            name = call.args[1].value  # type: ignore[attr-defined]
+            if name not in names:
+                names.append(name)
+        fields = tuple(names)
+    except (OSError, TypeError, SyntaxError, AttributeError):
+        fields = None
+    _FIELDS[kind] = fields
+    return fields
+
+
+_NO_CHILDREN: tuple[cst.CSTNode, ...] = ()
+
+
+class TreeIndex:
+    """Parents, children and pre-order of one original tree, built in one pass; the one index of a
+    file that the engine dispatches over and the rules walk (``rules/_lib/tree.py``).
+
+    ``children[node]`` is ``node.children`` of an original node, in source order. A node outside the
+    original tree (built by a rule) falls back to ``node.children``.
+    """
+
+    __slots__ = ("_buckets", "_order", "children", "parents", "preorder", "root")
+
+    def __init__(self, root: cst.CSTNode) -> None:
+        parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        preorder: list[cst.CSTNode] = []
+        fields_of = _FIELDS
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            preorder.append(node)
+            kind = type(node)
+            fields = fields_of[kind] if kind in fields_of else child_fields(kind)
+            if fields is None:
+                kids = list(node.children)
+            else:
+                kids = []
+                for name in fields:
+                    value = getattr(node, name)
+                    if isinstance(value, cst.CSTNode):
+                        kids.append(value)
+                    elif value.__class__ is tuple or value.__class__ is list:
+                        kids.extend(value)
+            if kids:
+                children[node] = kids
+                for kid in kids:
+                    parents[kid] = node
+                stack.extend(reversed(kids))
+        self.root = root
+        self.parents = parents
+        self.children = children
+        self.preorder = preorder
+        self._buckets: dict[type, list[cst.CSTNode]] | None = None
+        self._order: dict[cst.CSTNode, int] | None = None
+
+    def of(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+        """The children of ``node`` (as ``node.children``, without rebuilding it)."""
+        found = self.children.get(node)
+        if found is not None:
+            return found
+        if node is self.root or node in self.parents:
+            return _NO_CHILDREN  # an original leaf
+        return node.children
+
+    def walk(self, root: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+        """Every node under ``root`` (``root`` included), pre-order; nodes of a ``skip`` type
+        other than ``root`` are yielded but not entered."""
+        stack = [root]
+        while stack:
+            current = stack.pop()
+            yield current
+            if skip and current is not root and isinstance(current, skip):
+                continue
+            stack.extend(reversed(self.of(current)))
+
+    def find(self, root: cst.CSTNode, *types: type) -> list[cst.CSTNode]:
+        """Like ``m.findall(root, m.T1() | m.T2())``: the nodes of these types, pre-order."""
+        if root is self.root:
+            return self._of_types(types)
+        return [node for node in self.walk(root) if isinstance(node, types)]
+
+    def _of_types(self, types: tuple[type, ...]) -> list[cst.CSTNode]:
+        """The file's nodes of these types, pre-order, from per-type buckets built once."""
+        if self._buckets is None:
+            buckets: dict[type, list[cst.CSTNode]] = {}
+            for node in self.preorder:
+                bucket = buckets.get(type(node))
+                if bucket is None:
+                    buckets[type(node)] = [node]
+                else:
+                    bucket.append(node)
+            self._buckets = buckets
+        lists = [nodes for kind, nodes in self._buckets.items() if issubclass(kind, types)]
+        if len(lists) == 1:
+            return list(lists[0])
+        if not lists:
+            return []
+        if self._order is None:
+            self._order = {node: position for position, node in enumerate(self.preorder)}
+        order = self._order
+        return sorted((node for nodes in lists for node in nodes), key=order.__getitem__)
+
+
+def own_hooks(visitor: object) -> dict[str, Callable[[cst.CSTNode], object]]:
+    """The ``visit_X``/``leave_X`` methods the visitor's own classes define (libcst's base classes
+    define a no-op for every node type)."""
+    hooks: dict[str, Callable[[cst.CSTNode], object]] = {}
+    for klass in reversed(type(visitor).__mro__):
+        if klass.__module__.startswith("libcst"):
+            continue
+        for name in vars(klass):
+            if name.startswith(("visit_", "leave_")):
+                hooks[name] = getattr(visitor, name)
+    return hooks
+
+
+def dispatch(index: TreeIndex, visitors: Iterable[object]) -> None:
+    """Run batchable visitors over the indexed tree: each node's ``visit_<Type>`` hooks in visitor
+    order on the way down, its ``leave_<Type>`` hooks on the way up (as libcst's batched visit,
+    whose hooks cannot skip children either). Attribute hooks (``visit_Call_func``) are not
+    supported: a visitor defining one raises, rather than being silently ignored."""
+    hooks = [own_hooks(visitor) for visitor in visitors]
+    for own in hooks:
+        for name in own:
+            if "_" in name.split("_", 1)[1]:  # node class names are CamelCase: visit_Call_func
+                raise TypeError(f"attribute hook {name} is not supported by porter's walk")
+    enter: dict[type, Sequence[Callable[[cst.CSTNode], object]]] = {}
+    leave: dict[type, Sequence[Callable[[cst.CSTNode], object]]] = {}
+    children = index.children
+    stack: list[tuple[cst.CSTNode, bool]] = [(index.root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        kind = type(node)
+        if kind not in enter:
+            enter[kind] = [h[f"visit_{kind.__name__}"] for h in hooks if f"visit_{kind.__name__}" in h]
+            leave[kind] = [h[f"leave_{kind.__name__}"] for h in hooks if f"leave_{kind.__name__}" in h]
+        if leaving:
+            for hook in leave[kind]:
+                hook(node)
+            continue
+        for hook in enter[kind]:
+            hook(node)
+        if leave[kind]:
+            stack.append((node, True))
+        kids = children.get(node)
+        if kids:
+            stack.extend((kid, False) for kid in reversed(kids))

@@ -1,0 +1,164 @@
+"""The record of a batch run, and its JSON report (``--report FILE.json``).
+
+``RunRecord`` collects, per file, what the port did (changes or the failure) and which repository
+the file belongs to; the SARIF and Markdown reports render the same record. The JSON holds every
+change (code, file, line, column, message, safety, kind), every failure, and a summary per
+repository with a porting-effort score:
+
+    effort = 1 x safe edit + 3 x edit to review + 5 x review marker left + 8 x file that failed
+
+(a marker is code porter could not port: a human ports it; a failed file needs a look before
+anything). Levels: 0 none, up to 10 small, up to 50 medium, above that large.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from porter import __version__
+from porter.engine.changes import Change, Kind, Safety
+from porter.engine.results import Failure, FileResult, Success, Unchanged
+
+EFFORT_WEIGHTS = {"safe_edit": 1, "review_edit": 3, "marker": 5, "failure": 8}
+EFFORT_LEVELS = ((0, "none"), (10, "small"), (50, "medium"))
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    path: str  # relative to the repository root, '/'-separated
+    repo: str  # the repository root (absolute)
+    status: str  # changed | unchanged | failed
+    changes: tuple[Change, ...] = ()
+    failure: str | None = None
+    failure_kind: str | None = None
+    skipped: str | None = None
+
+
+@dataclass
+class RunRecord:
+    files: list[FileRecord] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    options: dict[str, object] = field(default_factory=dict)
+    command: list[str] = field(default_factory=list)
+    cache_hits: int = 0
+
+    def add(self, result: FileResult, repo: str) -> None:
+        relative = _relative(result.path, repo)
+        if isinstance(result, Success):
+            self.files.append(FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative))))
+        elif isinstance(result, Failure):
+            self.files.append(FileRecord(relative, repo, "failed", failure=result.reason, failure_kind=result.kind))
+        else:
+            skipped = result.skipped if isinstance(result, Unchanged) else None
+            self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped))
+
+    @property
+    def repos(self) -> list[str]:
+        return sorted({record.repo for record in self.files})
+
+    def changes(self, repo: str | None = None) -> list[Change]:
+        return [change for record in self.files if repo in (None, record.repo) for change in record.changes]
+
+
+def _relative(path: str, repo: str) -> str:
+    absolute = os.path.abspath(path)
+    try:
+        relative = os.path.relpath(absolute, repo)
+    except ValueError:  # another drive (Windows)
+        return absolute.replace(os.sep, "/")
+    if relative.startswith(".."):
+        return absolute.replace(os.sep, "/")
+    return relative.replace(os.sep, "/")
+
+
+def _rebased(changes: Iterable[Change], path: str) -> Iterable[Change]:
+    from dataclasses import replace
+
+    return (replace(change, path=path) for change in changes)
+
+
+def effort(changes: Sequence[Change], failures: int) -> dict[str, object]:
+    safe_edits = sum(1 for c in changes if c.kind is Kind.EDIT and c.safety is Safety.SAFE)
+    review_edits = sum(1 for c in changes if c.kind is Kind.EDIT and c.safety is Safety.REVIEW)
+    markers = sum(1 for c in changes if c.kind is Kind.MARKER)
+    score = (
+        EFFORT_WEIGHTS["safe_edit"] * safe_edits
+        + EFFORT_WEIGHTS["review_edit"] * review_edits
+        + EFFORT_WEIGHTS["marker"] * markers
+        + EFFORT_WEIGHTS["failure"] * failures
+    )
+    level = next((name for limit, name in EFFORT_LEVELS if score <= limit), "large")
+    return {
+        "score": score,
+        "level": level,
+        "safe_edits": safe_edits,
+        "review_edits": review_edits,
+        "markers": markers,
+        "failures": failures,
+        "weights": dict(EFFORT_WEIGHTS),
+    }
+
+
+def repo_summary(record: RunRecord, repo: str) -> dict[str, object]:
+    files = [f for f in record.files if f.repo == repo]
+    changes = record.changes(repo)
+    failures = sum(1 for f in files if f.status == "failed")
+    return {
+        "root": repo,
+        "files": len(files),
+        "changed": sum(1 for f in files if f.status == "changed"),
+        "unchanged": sum(1 for f in files if f.status == "unchanged"),
+        "failed": failures,
+        "changes": len(changes),
+        "by_code": dict(sorted(Counter(c.code for c in changes).items())),
+        "by_safety": dict(sorted(Counter(c.safety.value for c in changes).items())),
+        "effort": effort(changes, failures),
+    }
+
+
+def to_json(record: RunRecord) -> dict[str, object]:
+    changes = [_change(record_file, change) for record_file in record.files for change in record_file.changes]
+    failures = [
+        {"repo": f.repo, "path": f.path, "kind": f.failure_kind, "reason": f.failure}
+        for f in record.files
+        if f.status == "failed"
+    ]
+    all_changes = record.changes()
+    return {
+        "tool": {"name": "porter", "version": __version__},
+        "command": record.command,
+        "started": _iso(record.started),
+        "finished": _iso(record.finished or time.time()),
+        "options": record.options,
+        "totals": {
+            "files": len(record.files),
+            "changed": sum(1 for f in record.files if f.status == "changed"),
+            "failed": len(failures),
+            "changes": len(all_changes),
+            "cache_hits": record.cache_hits,
+            "effort": effort(all_changes, len(failures)),
+        },
+        "repos": [repo_summary(record, repo) for repo in record.repos],
+        "changes": changes,
+        "failures": failures,
+    }
+
+
+def _change(record_file: FileRecord, change: Change) -> dict[str, object]:
+    data = change.to_dict()
+    data["repo"] = record_file.repo
+    return data
+
+
+def _iso(stamp: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(stamp))
+
+
+def render(record: RunRecord) -> str:
+    return json.dumps(to_json(record), indent=2, sort_keys=False) + "\n"

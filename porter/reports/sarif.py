@@ -1,0 +1,115 @@
+"""SARIF 2.1.0 report (``--report FILE.sarif``) for GitHub code scanning and other SARIF viewers.
+
+One ``run`` of tool ``porter``; the driver lists every rule code (built-in and plugins) with its
+one-line summary and, as help, the text ``porter explain CODE`` prints. One ``result`` per change
+and per review marker: level ``warning`` for changes to review and markers, ``note`` for safe
+changes. Paths are relative to their repository, whose root is an ``originalUriBaseIds`` entry
+(``REPO1``, ``REPO2``, ...). Files that failed are ``toolExecutionNotifications`` of the
+invocation (a failure is porter's problem with the file, not a finding in it).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+
+from porter import __version__
+from porter.engine.changes import Change, Safety
+from porter.reports.json_report import RunRecord
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://github.com/aws-neuron/porter"
+
+
+def _rules() -> list[dict[str, object]]:
+    from porter.engine.registry import all_rules  # the rule docs: only needed when a SARIF is written
+
+    described: list[dict[str, object]] = []
+    for rule in all_rules():
+        doc = inspect.cleandoc(rule.__doc__ or "")
+        for code in rule.all_codes():
+            summary = rule.summary if code == rule.code else rule.extra_codes[code]
+            level = "warning" if code != rule.code or rule.safety is Safety.REVIEW else "note"
+            text = f"{code} ({rule.name}): {summary}\n\n{doc}"
+            described.append(
+                {
+                    "id": code,
+                    "name": rule.name,
+                    "shortDescription": {"text": summary},
+                    "fullDescription": {"text": summary if code != rule.code else (doc.split("\n\n")[0] or summary)},
+                    "help": {"text": text, "markdown": f"**{code}** ({rule.name}): {summary}\n\n```text\n{doc}\n```"},
+                    "defaultConfiguration": {"level": level},
+                    "properties": {"tags": ["porter", "neuron", "trainium"], "safety": "review" if level == "warning" else "safe"},
+                }
+            )
+    return sorted(described, key=lambda rule: str(rule["id"]))
+
+
+def to_sarif(record: RunRecord) -> dict[str, object]:
+    rules = _rules()
+    index = {rule["id"]: position for position, rule in enumerate(rules)}
+    bases = {repo: f"REPO{position + 1}" for position, repo in enumerate(record.repos)}
+    results: list[dict[str, object]] = []
+    for file in record.files:
+        for change in file.changes:
+            if change.code not in index:  # a code no loaded rule declares (a plugin gone since)
+                index[change.code] = len(rules)
+                rules.append({"id": change.code, "shortDescription": {"text": change.code}})
+            results.append(_result(change, file.path, bases[file.repo], index[change.code]))
+    notifications = [
+        {
+            "level": "error",
+            "message": {"text": f"{file.path}: {file.failure}"},
+            "locations": [{"physicalLocation": {"artifactLocation": {"uri": file.path, "uriBaseId": bases[file.repo]}}}],
+            "properties": {"kind": file.failure_kind},
+        }
+        for file in record.files
+        if file.status == "failed"
+    ]
+    run: dict[str, object] = {
+        "tool": {
+            "driver": {
+                "name": "porter",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": rules,
+            }
+        },
+        "originalUriBaseIds": {base: {"uri": Path(repo).resolve().as_uri() + "/"} for repo, base in bases.items()},
+        "invocations": [
+            {
+                "executionSuccessful": not notifications,
+                "commandLine": " ".join(record.command),
+                "toolExecutionNotifications": notifications,
+            }
+        ],
+        "results": results,
+        "columnKind": "unicodeCodePoints",
+    }
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
+
+
+def _result(change: Change, path: str, base: str, rule_index: int) -> dict[str, object]:
+    level = "warning" if change.safety is Safety.REVIEW else "note"
+    return {
+        "ruleId": change.code,
+        "ruleIndex": rule_index,
+        "level": level,
+        "message": {"text": f"{change.message} ({change.kind.value}, {change.safety.value})"},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": path, "uriBaseId": base},
+                    "region": {"startLine": max(1, change.line), "startColumn": change.column + 1},
+                }
+            }
+        ],
+        "partialFingerprints": {"porter/v1": f"{change.code}:{path}:{change.message}"},
+        "properties": {"safety": change.safety.value, "kind": change.kind.value},
+    }
+
+
+def render(record: RunRecord) -> str:
+    return json.dumps(to_sarif(record), indent=2) + "\n"

@@ -1,0 +1,1 @@
+"""Running a port over many files: discovery, cache, process pool, git, notebooks, configuration."""

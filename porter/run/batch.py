@@ -1,0 +1,239 @@
+"""Porting many files: cache look-ups, a process pool, results streamed in a stable order.
+
+``run_batch`` takes the discovered targets and yields ``(index, result, cached)`` in target order
+as soon as every earlier target is done (a small reorder buffer over ``imap_unordered``), so output
+streams while the pool works and reads the same on every run.
+
+1. With a cache, the main process reads and hashes each file and asks the cache; hits are done
+   without parsing. When everything hits, neither libcst nor a process pool is ever loaded.
+2. Misses go to a pool of ``jobs`` worker processes in chunks (``imap_unordered``); each worker
+   reads its file itself (nothing large crosses the pipe to it) and returns the result and its
+   cache key. Workers are replaced after a bounded number of files (``maxtasksperchild``), so
+   memory per worker stays bounded on trees of thousands of files. ``jobs=1`` — or a handful of
+   misses, where starting workers costs more than it saves — runs in this process.
+3. Files marked ``@generated`` are skipped (unless the user named them), as are files over the
+   size limit (a read failure, with the reason).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from porter.run.cache import Cache, decode, file_key, with_path
+from porter.run.discovery import Target, is_generated
+from porter.engine.options import Options
+from porter.engine.results import Failure, FileResult, Unchanged
+from porter.engine.textio import SourceError, read_source
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+
+SMALL_BATCH = 12  # at most this many files to parse: no pool (worker start-up would dominate)
+FILES_PER_WORKER = 400  # a worker is replaced after about this many files (bounded memory)
+
+
+@dataclass(frozen=True)
+class Task:
+    index: int
+    path: str
+    kind: str  # py | ipynb | file (see Target.kind)
+    explicit: bool
+    options: Options
+    with_key: bool  # compute the cache key of the bytes actually ported
+
+
+@dataclass
+class Stats:
+    """What a batch did, for the summary, the reports and the benchmark."""
+
+    total: int = 0
+    cache_hits: int = 0
+    parsed: int = 0  # files that reached the parser (not skipped by the prefilter or the cache)
+    prefiltered: int = 0
+    generated: int = 0
+    workers: int = 0  # 0: everything ran in this process
+    elapsed: float = 0.0
+
+
+def key_kind(task: Task) -> str:
+    """The kind part of a cache key. A non-Python file's port depends on its name (a
+    requirements file, a Dockerfile ...): its name and folder go into the key."""
+    if task.kind != "file":
+        return task.kind
+    parent, name = os.path.split(task.path)
+    return f"file:{os.path.basename(parent)}/{name}".lower()
+
+
+def port_target(task: Task) -> tuple[int, FileResult, str | None]:
+    """Read, check and port one file (in a worker or in-process). Never raises for a bad file."""
+    try:
+        data = read_source(task.path, task.options.max_file_size)
+    except SourceError as error:
+        return task.index, Failure(task.path, str(error), kind="read"), None
+    key = file_key(data, task.options.cache_key(), key_kind(task)) if task.with_key else None
+    if not task.explicit and is_generated(data):
+        return task.index, Unchanged(task.path, skipped="generated"), None
+    return task.index, port_bytes(data, task.path, task.kind, task.options), key
+
+
+def port_bytes(data: bytes, path: str, kind: str, options: Options) -> FileResult:
+    if kind == "ipynb":
+        from porter.run.notebooks import port_notebook
+
+        return port_notebook(data, path, options)
+    if kind == "file":
+        from porter.filetypes import port_file
+
+        return port_file(path, data, options)
+    from porter.engine.core import port_source  # lazily: a fully cached run never loads libcst
+
+    return port_source(data, path, options)
+
+
+def run_batch(
+    targets: Sequence[Target],
+    options: Sequence[Options],
+    jobs: int = 1,
+    cache: Cache | None = None,
+    stats: Stats | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> Iterator[tuple[int, FileResult, bool]]:
+    """Port ``targets`` (``options[i]`` for ``targets[i]``); yield ``(index, result, from_cache)``
+    in index order, streaming. ``on_start(total)`` is called once the work is about to begin."""
+    import time
+
+    stats = stats if stats is not None else Stats()
+    stats.total = len(targets)
+    started = time.perf_counter()
+    ready: dict[int, tuple[FileResult, bool]] = {}
+    misses: list[Task] = []
+    for index, target in enumerate(targets):
+        if target.error:
+            ready[index] = (Failure(target.path, target.error, kind="read"), False)
+            continue
+        keyed = cache is not None and cache.enabled
+        misses.append(Task(index, target.path, target.kind, target.explicit, options[index], keyed))
+    if cache is not None and cache.enabled:
+        misses = _look_up(misses, cache, ready, stats)
+    # The pool starts before the caller's progress display (a thread): fork with no threads yet.
+    pool = _pool(len(misses), jobs, stats)
+    if on_start is not None:
+        on_start(len(targets))
+    next_index = 0
+
+    def drain() -> Iterator[tuple[int, FileResult, bool]]:
+        nonlocal next_index
+        while next_index in ready:
+            result, cached = ready.pop(next_index)
+            yield next_index, result, cached
+            next_index += 1
+
+    yield from drain()
+    for index, result, key in _execute(misses, pool):
+        if isinstance(result, Unchanged):
+            if result.skipped == "prefilter":
+                stats.prefiltered += 1
+            elif result.skipped == "generated":
+                stats.generated += 1
+            else:
+                stats.parsed += 1
+        elif not (isinstance(result, Failure) and result.kind == "read"):
+            stats.parsed += 1
+        if key is not None and cache is not None:
+            cache.put(key, result)
+        ready[index] = (result, False)
+        yield from drain()
+    yield from drain()
+    if cache is not None:
+        cache.flush()
+    stats.elapsed = time.perf_counter() - started
+
+
+def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats) -> list[Task]:
+    """Serve what the cache knows; return the tasks still to run."""
+    keyed: list[tuple[Task, str, bytes]] = []
+    remaining: list[Task] = []
+    for task in tasks:
+        try:
+            data = read_source(task.path, task.options.max_file_size)
+        except SourceError as error:
+            ready[task.index] = (Failure(task.path, str(error), kind="read"), False)
+            continue
+        if not task.explicit and is_generated(data):
+            ready[task.index] = (Unchanged(task.path, skipped="generated"), False)
+            stats.generated += 1
+            continue
+        keyed.append((task, file_key(data, task.options.cache_key(), key_kind(task)), data))
+        if len(keyed) >= 500:
+            remaining.extend(_serve(keyed, cache, ready, stats))
+            keyed = []
+    remaining.extend(_serve(keyed, cache, ready, stats))
+    return remaining
+
+
+def _serve(keyed: list[tuple[Task, str, bytes]], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats) -> list[Task]:
+    rows = cache.get_many([key for _, key, _ in keyed])
+    left: list[Task] = []
+    for task, key, data in keyed:
+        row = rows.get(key)
+        if row is None:
+            left.append(task)
+            continue
+        ready[task.index] = (with_path(decode(row, task.path, data), task.path), True)
+        stats.cache_hits += 1
+    return left
+
+
+@dataclass
+class _Pool:
+    pool: Any  # multiprocessing.pool.Pool, imported only when a pool is needed
+    chunk: int
+
+
+def _pool(misses: int, jobs: int, stats: Stats) -> _Pool | None:
+    if jobs <= 1 or misses <= SMALL_BATCH:
+        return None
+    workers = min(jobs, misses)
+    stats.workers = workers
+    chunk = max(1, min(32, misses // (workers * 8)))
+    context = _context()
+    return _Pool(context.Pool(workers, maxtasksperchild=max(1, FILES_PER_WORKER // chunk)), chunk)
+
+
+def _execute(tasks: list[Task], pool: _Pool | None) -> Iterator[tuple[int, FileResult, str | None]]:
+    if pool is None:
+        for task in tasks:
+            yield port_target(task)
+        return
+    try:
+        yield from pool.pool.imap_unordered(port_target, tasks, chunksize=pool.chunk)
+    finally:
+        pool.pool.terminate()
+        pool.pool.join()
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """Workers come from a fork server that has loaded the engine and the rules once.
+
+    Not plain ``fork``: the pool replaces workers (``maxtasksperchild``) from a thread at any
+    moment, also while this process holds a folder lock for a write or the cache's database
+    open; a forked worker would inherit those descriptors and keep the lock held for ever (seen:
+    ``--out`` hung on the transformers tree). The fork server holds none of them.
+    """
+    import multiprocessing
+
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["porter.run.workers"])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)

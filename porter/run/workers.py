@@ -1,0 +1,9 @@
+"""Loaded once by the batch's fork server, so each worker it forks starts with the engine
+and the discovered rules in memory instead of importing libcst and the rules again."""
+
+from __future__ import annotations
+
+import porter.engine.core  # noqa: F401
+from porter.engine.registry import all_rules
+
+all_rules()

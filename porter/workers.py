@@ -1,9 +1,0 @@
-"""Loaded once by the batch's fork server, so each worker it forks starts with the engine
-and the discovered rules in memory instead of importing libcst and the rules again."""
-
-from __future__ import annotations
-
-import porter.engine  # noqa: F401
-from porter.registry import all_rules
-
-all_rules()

@@ -1,0 +1,48 @@
+"""Reading and building small libcst nodes: literals, dotted names, method names."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+
+def string_value(node: cst.CSTNode) -> str | None:
+    """The value of a plain (non-f, non-bytes) string literal, else None."""
+    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower() and "f" not in node.prefix.lower():
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def with_string_value(node: cst.SimpleString, value: str) -> cst.SimpleString:
+    """A copy of ``node`` holding ``value``, keeping its prefix and quote style."""
+    quote = node.quote
+    body = value.replace("\\", "\\\\").replace(quote[0], "\\" + quote[0]) if len(quote) == 1 else value
+    return node.with_changes(value=f"{node.prefix}{quote}{body}{quote}")
+
+
+def method_name(call: cst.Call) -> str | None:
+    """``x.foo(...)`` -> ``"foo"``."""
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return None
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` as text for Name/Attribute chains, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    return None
+
+
+def parse_expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+IS_CALL = m.Call()

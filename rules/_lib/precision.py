@@ -1,0 +1,476 @@
+"""Shared knowledge of the mixed-precision rules (NRN201-NRN207); no rule lives here.
+
+The GradScaler rule may drop the scaler only when every reduced-precision (float16) source of the
+file is ported to bfloat16 by the autocast rule (NRN201) or the fp16 rule (NRN203). Both of those
+rules and the scaler rule therefore classify the same nodes with the functions below, and the
+per-file inventory of float16 sources is computed once and kept in ``FileContext.notes``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from porter.engine.fastcst.walk import TreeIndex
+from porter.rules._lib.args import positional
+from porter.rules._lib.nodes import dotted, string_value
+from porter.engine.rule import FileAnalysis, Rule
+from porter.rules._lib.tree import child_index, visit_original
+
+Qualify = Callable[[cst.CSTNode], set[str]]
+
+# Callables that build an autocast context (the device-generic class and its CUDA shortcut).
+AUTOCAST = frozenset({"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast"})
+CUDA_AUTOCAST = frozenset({"torch.cuda.amp.autocast", "torch.cuda.amp.autocast_mode.autocast"})
+PARTIAL = frozenset({"functools.partial"})
+GRAD_SCALER = frozenset(
+    {
+        "torch.cuda.amp.GradScaler",
+        "torch.cuda.amp.grad_scaler.GradScaler",
+        "torch.amp.GradScaler",
+        "torch.amp.grad_scaler.GradScaler",
+    }
+)
+# Loss-scaler wrapper classes of timm (DeiT, MAE and BEiT import them): they own a GradScaler('cuda').
+SCALER_WRAPPERS = frozenset(
+    {"timm.utils.NativeScaler", "timm.utils.cuda.NativeScaler", "timm.utils.ApexScaler", "timm.utils.cuda.ApexScaler"}
+)
+FP16_DTYPES = frozenset({"torch.float16", "torch.half"})
+KEPT_DTYPES = frozenset({"torch.bfloat16", "torch.float32", "torch.float"})
+# Legacy half tensor types: float16 data the port cannot make bfloat16 (owned by the NRN1xx rules).
+HALF_TENSOR_TYPES = frozenset({"torch.HalfTensor", "torch.cuda.HalfTensor"})
+# Variables whose string value names a torch dtype ("float16" -> "bfloat16" is a valid swap there).
+DTYPE_NAME = re.compile(r"(?i)(^|_)(dtype|ptdtype|amp_dtype|autocast_dtype)(_|$)|dtype$")
+# --style accelerator: the device-generic device type (the same spelling the NRN1xx rules use).
+ACCELERATOR_DEVICE_TYPE = "torch.accelerator.current_accelerator().type"
+
+# Codes of the rules that port each kind of float16 source (see rules/autocast.py, rules/half_precision.py).
+AUTOCAST_CODE = "NRN201"
+FP16_CODE = "NRN203"
+CUDA_TENSOR_TYPES_CODE = "NRN107"  # rules/cuda_tensor_types.py (device rules)
+
+
+@dataclass(frozen=True)
+class Fp16Source:
+    """One place that makes float16 values: made bfloat16 when all of ``codes`` run (empty: never)."""
+
+    line: int
+    what: str
+    codes: tuple[str, ...]
+
+
+@dataclass
+class Inventory(FileAnalysis):
+    """Every float16 source of the file (computed once: ``rule.analysis(Inventory)``)."""
+
+    sources: list[Fp16Source] = field(default_factory=list)
+
+    @classmethod
+    def compute(cls, rule: Rule) -> Inventory:
+        return inventory(
+            rule.context.module, rule.qualified, rule.parent, lambda n: rule.position(n)[0], rule.context.text, child_index(rule)
+        )
+
+    def blockers(self, selected: Callable[[str], bool]) -> list[Fp16Source]:
+        """Sources that will still make float16 after the port under the current code selection."""
+        return [source for source in self.sources if not source.codes or not all(map(selected, source.codes))]
+
+
+# ----------------------------------------------------------------------------- autocast forms
+@dataclass(frozen=True)
+class AutocastArgs:
+    """The arguments of an autocast construction, by parameter name (``None``: not given)."""
+
+    cuda_form: bool  # torch.cuda.amp.autocast(enabled, dtype, cache_enabled)
+    device: cst.BaseExpression | None
+    dtype: cst.BaseExpression | None
+    others: tuple[cst.Arg, ...]  # enabled= / cache_enabled=, as keywords, in the original order
+    unsupported: bool  # *args/**kwargs or unknown keywords: not rewritable
+
+
+_CUDA_ORDER = ("enabled", "dtype", "cache_enabled")
+_GENERIC_ORDER = ("device_type", "dtype", "enabled", "cache_enabled")
+
+
+def autocast_args(args: list[cst.Arg] | tuple[cst.Arg, ...], cuda_form: bool) -> AutocastArgs:
+    """Map the (positional and keyword) arguments of an autocast call to parameter names."""
+    order = _CUDA_ORDER if cuda_form else _GENERIC_ORDER
+    named: dict[str, cst.Arg] = {}
+    unsupported = False
+    position = 0
+    for arg in args:
+        if arg.star:
+            unsupported = True
+        elif arg.keyword is None:
+            if position >= len(order):
+                unsupported = True
+            else:
+                named[order[position]] = arg
+            position += 1
+        elif arg.keyword.value in order:
+            named[arg.keyword.value] = arg
+        else:
+            unsupported = True
+    others = tuple(
+        _as_keyword(arg, name) for name, arg in named.items() if name in {"enabled", "cache_enabled"}
+    )
+    device = named.get("device_type")
+    dtype = named.get("dtype")
+    return AutocastArgs(
+        cuda_form=cuda_form,
+        device=device.value if device else None,
+        dtype=dtype.value if dtype else None,
+        others=others,
+        unsupported=unsupported,
+    )
+
+
+def _as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
+    if arg.keyword is not None:
+        return arg
+    return arg.with_changes(
+        keyword=cst.Name(name),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+
+
+def device_kind(node: cst.BaseExpression | None) -> str:
+    """``cuda`` / ``neuron`` / ``other`` (a literal for another device) / ``variable`` / ``missing``."""
+    if node is None:
+        return "missing"
+    value = string_value(node)
+    if value is None:
+        return "variable"
+    if re.match(r"^cuda(:\d+)?$", value):
+        return "cuda"
+    if value == "neuron":
+        return "neuron"
+    return "other"
+
+
+def dtype_kind(node: cst.BaseExpression | None, qualify: Qualify, bound: set[str]) -> str:
+    """``missing`` / ``fp16`` / ``kept`` (bf16, fp32, or a variable bound in the file) / ``unknown``."""
+    if node is None:
+        return "missing"
+    names = qualify(node)
+    if names & FP16_DTYPES:
+        return "fp16"
+    if names & KEPT_DTYPES:
+        return "kept"
+    if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) in bound:
+        return "kept"  # its value is ported where it is computed
+    return "unknown"
+
+
+def file_mentions_accelerator(text: str) -> bool:
+    """A variable device type in autocast is taken to be the CUDA/Neuron device only in such files."""
+    return "cuda" in text or "neuron" in text
+
+
+# ----------------------------------------------------------------------------- the inventory
+def bound_names(module: cst.Module, index: TreeIndex | None = None) -> set[str]:
+    """Every name the file binds: assignment targets (``x``, ``self.x``), parameters, loop targets, imports."""
+    collector = _Binder()
+    visit_original(index, module, collector)
+    return collector.names
+
+
+class _Binder(cst.CSTVisitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets(node.target)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.names.add(node.name.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._targets(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            self.names.add(node.asname.name.value)
+        else:
+            text = dotted(node.name)
+            if text:
+                self.names.add(text.split(".")[0])
+
+    def _targets(self, target: cst.CSTNode) -> None:
+        if isinstance(target, (cst.Name, cst.Attribute)):
+            text = dotted(target)  # self.ptdtype = ... binds "self.ptdtype"
+            if text:
+                self.names.add(text)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._targets(element.value)
+
+
+def in_comparison(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]) -> bool:
+    """Whether ``node`` is compared (``x.dtype == torch.float16``, ``dt in (torch.half, ...)``): a
+    selector, not a producer of float16 values, so it is never rewritten."""
+    parent = parent_of(node)
+    if isinstance(parent, cst.Element):
+        container = parent_of(parent)
+        parent = parent_of(container) if container is not None else None
+    return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
+
+
+def inventory(
+    module: cst.Module,
+    qualify: Qualify,
+    parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+    line_of: Callable[[cst.CSTNode], int],
+    text: str,
+    index: TreeIndex | None = None,
+) -> Inventory:
+    """Every float16 source of the file, with the rule that ports it (None: not portable)."""
+    finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
+    visit_original(index, module, finder)
+    return Inventory(finder.sources)
+
+
+class _Fp16Finder(cst.CSTVisitor):
+    def __init__(
+        self,
+        qualify: Qualify,
+        parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
+        line_of: Callable[[cst.CSTNode], int],
+        bound: set[str],
+        accelerator_file: bool,
+    ) -> None:
+        super().__init__()
+        self.qualify = qualify
+        self.parent_of = parent_of
+        self.line_of = line_of
+        self.bound = bound
+        self.accelerator_file = accelerator_file
+        self.sources: list[Fp16Source] = []
+
+    def _add(self, node: cst.CSTNode, what: str, *codes: str | None) -> None:
+        self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c)))
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._dtype_ref(node)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._dtype_ref(node)
+
+    def _dtype_ref(self, node: cst.Attribute | cst.Name) -> None:
+        parent = self.parent_of(node)
+        if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
+            return  # only whole dotted chains
+        names = self.qualify(node)
+        if names & FP16_DTYPES and not in_comparison(node, self.parent_of):
+            owner = AUTOCAST_CODE if autocast_dtype_argument(node, self.parent_of, self.qualify) else FP16_CODE
+            self._add(node, "torch.float16", owner)
+        elif names & HALF_TENSOR_TYPES:
+            # NRN107 turns torch.cuda.HalfTensor(...) / .type(torch.cuda.HalfTensor) into calls
+            # with dtype=torch.float16, which the fp16 rule then makes bfloat16 (same call node).
+            ported = "torch.cuda.HalfTensor" in names and half_tensor_call(node, self.parent_of) is not None
+            self._add(node, "a HalfTensor type", *((CUDA_TENSOR_TYPES_CODE, FP16_CODE) if ported else (None,)))
+        elif names & CUDA_AUTOCAST and not isinstance(parent, cst.Call):
+            if not (isinstance(parent, cst.Arg) and _partial_of(parent, self.parent_of, self.qualify)):
+                self._add(node, "torch.cuda.amp.autocast", AUTOCAST_CODE)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "half":
+            self._add(node, ".half()", FP16_CODE)
+            return
+        names = self.qualify(node.func)
+        if "builtins.getattr" in names or dotted(node.func) == "getattr":
+            self._getattr(node)
+            return
+        if names & PARTIAL and node.args:
+            target = self.qualify(node.args[0].value)
+            if target & (AUTOCAST | CUDA_AUTOCAST):
+                self._autocast(node, autocast_args(node.args[1:], bool(target & CUDA_AUTOCAST)))
+            return
+        if names & CUDA_AUTOCAST:
+            self._autocast(node, autocast_args(node.args, True))
+        elif names & AUTOCAST:
+            self._autocast(node, autocast_args(node.args, False))
+
+    def _getattr(self, node: cst.Call) -> None:
+        first, second = positional(node, 0), positional(node, 1)
+        if first is None or second is None or "torch" not in self.qualify(first.value):
+            return
+        value = string_value(second.value)
+        if value is None:
+            self._add(node, "a dtype chosen at run time (getattr(torch, ...))", None)
+        elif value in {"float16", "half"}:
+            self._add(node, f'getattr(torch, "{value}")', FP16_CODE)
+
+    def _autocast(self, node: cst.Call, args: AutocastArgs) -> None:
+        if args.unsupported:
+            self._add(node, "an autocast call with *args/**kwargs", None)
+            return
+        kind = device_kind(args.device) if not args.cuda_form else "cuda"
+        if kind == "other" or (kind == "variable" and not self.accelerator_file):
+            return
+        dtype = dtype_kind(args.dtype, self.qualify, self.bound)
+        if dtype == "unknown":
+            self._add(node, "an autocast dtype set outside the file", None)
+        elif dtype == "missing":
+            self._add(node, "autocast without dtype (float16 by default)", AUTOCAST_CODE)
+
+
+def half_tensor_call(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]) -> cst.Call | None:
+    """The call NRN107 rewrites around a HalfTensor reference: ``HalfTensor(...)`` or ``x.type(HalfTensor)``."""
+    parent = parent_of(node)
+    if isinstance(parent, cst.Call) and parent.func is node:
+        return parent
+    if isinstance(parent, cst.Arg) and parent.keyword is None:
+        call = parent_of(parent)
+        if isinstance(call, cst.Call) and len(call.args) == 1 and isinstance(call.func, cst.Attribute) and call.func.attr.value == "type":
+            return call
+    return None
+
+
+def _partial_of(arg: cst.Arg, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> bool:
+    call = parent_of(arg)
+    return isinstance(call, cst.Call) and bool(qualify(call.func) & PARTIAL) and bool(call.args) and call.args[0] is arg
+
+
+def autocast_dtype_argument(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify
+) -> bool:
+    """Whether ``node`` is the dtype argument of an autocast call (the autocast rule rewrites it)."""
+    arg = parent_of(node)
+    call = parent_of(arg) if isinstance(arg, cst.Arg) else None
+    if not isinstance(arg, cst.Arg) or not isinstance(call, cst.Call):
+        return False
+    args = list(call.args)
+    names = qualify(call.func)
+    if names & PARTIAL and args:
+        names = qualify(args[0].value)
+        args = args[1:]
+    if not names & (AUTOCAST | CUDA_AUTOCAST):
+        return False
+    if arg.keyword is not None:
+        return arg.keyword.value == "dtype"
+    plain = [a for a in args if a.keyword is None and not a.star]
+    return len(plain) > 1 and plain[1] is arg
+
+
+def torch_alias(module: cst.Module) -> str | None:
+    """The name the file gives the ``torch`` module at top level (``torch``, ``th``), or None."""
+    found: str | None = None
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                if dotted(alias.name) == "torch":
+                    name = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else "torch"
+                    if name == "torch":
+                        return name
+                    found = found or name
+                elif alias.asname is None and (dotted(alias.name) or "").startswith("torch."):
+                    found = found or "torch"  # import torch.nn binds the name torch
+    return found
+
+
+def imported_as(module: cst.Module, source: str, obj: str | None) -> str | None:
+    """The local name of ``import source`` (obj None) or ``from source import obj`` at top level."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if obj is None and isinstance(small, cst.Import):
+                for alias in small.names:
+                    if dotted(alias.name) == source:
+                        return _local(alias) or source
+            if obj is not None and isinstance(small, cst.ImportFrom) and small.module is not None:
+                if dotted(small.module) != source or isinstance(small.names, cst.ImportStar):
+                    continue
+                for alias in small.names:
+                    if dotted(alias.name) == obj:
+                        return _local(alias) or obj
+    return None
+
+
+def _local(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+        return alias.asname.name.value
+    return None
+
+
+def source_imports(func: cst.BaseExpression, qualified: set[str]) -> list["ImportSpec"]:
+    """The from-imports that brought ``func`` in (``from torch.cuda.amp import GradScaler as GS``,
+    ``from torch.cuda import amp``); none when it is spelled through the torch module."""
+    from porter.engine.changes import ImportSpec
+
+    parts = (dotted(func) or "").split(".")
+    if not parts[0] or len(parts) > 2:
+        return []
+    specs = []
+    for name in qualified:
+        module, _, obj = name.rpartition(".")
+        if len(parts) == 2:  # from torch.cuda import amp; amp.X
+            module, _, obj = module.rpartition(".")
+        if parts[0] == "torch" or not module:
+            continue
+        specs.append(ImportSpec(module, obj, parts[0] if parts[0] != obj else None))
+    return specs
+
+
+# ----------------------------------------------------------------------------- layout-keeping argument edits
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def separator(args: list[cst.Arg]) -> cst.Comma:
+    """The comma between arguments as this call writes it (one per line in a multi-line call)."""
+    for arg in args:
+        if isinstance(arg.comma, cst.Comma) and isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace):
+            return arg.comma
+    return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def keyword_arg(name: str, value: cst.BaseExpression) -> cst.Arg:
+    return cst.Arg(value=value, keyword=cst.Name(name), equal=_EQUAL)
+
+
+def insert_args(args: list[cst.Arg], index: int, new: list[cst.Arg], comma: cst.Comma) -> list[cst.Arg]:
+    """Insert ``new`` at ``index``; every argument but the last keeps/gets a comma, the original
+    last comma (a trailing comma, or none) stays last."""
+    if not new:
+        return args
+    if index < len(args):
+        return [*args[:index], *(arg.with_changes(comma=comma) for arg in new), *args[index:]]
+    last_comma = args[-1].comma if args else cst.MaybeSentinel.DEFAULT
+    head = [*args[:-1], args[-1].with_changes(comma=comma)] if args else []
+    added = [arg.with_changes(comma=comma) for arg in new[:-1]] + [new[-1].with_changes(comma=last_comma)]
+    return [*head, *added]
+
+
+def remove_arg(args: list[cst.Arg], index: int) -> list[cst.Arg]:
+    """Drop one argument; when it was the last, the one before takes its comma."""
+    if index == len(args) - 1 and index > 0:
+        return [*args[: index - 1], args[index - 1].with_changes(comma=args[index].comma)]
+    return [*args[:index], *args[index + 1 :]]
+
+
+def as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
+    return _as_keyword(arg, name)

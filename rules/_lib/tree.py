@@ -1,0 +1,59 @@
+"""Walking a rule's file without rebuilding nodes: the engine's shared tree index."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst import MetadataDependent
+
+from porter.engine.fastcst.walk import TreeIndex, own_hooks
+
+
+def child_index(rule: MetadataDependent) -> TreeIndex:
+    """The file's tree index (built by the engine once per file and shared by every rule)."""
+    tree = getattr(rule.context, "tree", None)  # type: ignore[attr-defined]
+    if tree is None:  # a rule run outside the engine
+        tree = rule.context.tree = TreeIndex(rule.context.module)  # type: ignore[attr-defined]
+    return tree
+
+
+def visit_original(index: TreeIndex | None, root: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """``root.visit(visitor)`` for a read-only visitor of ``visit_<Node>`` / ``leave_<Node>`` methods,
+    walked through ``index`` (no node is rebuilt). ``visit_X`` returning False skips the children,
+    as in libcst. Without an index it is ``root.visit(visitor)``."""
+    if index is None:
+        root.visit(visitor)
+        return
+    hooks = own_hooks(visitor)
+    visits: dict[type, object] = {}
+    if root is index.root and not any(name.startswith("leave_") for name in hooks):
+        # The whole file, no leave hooks: run over the shared pre-order list.
+        nodes = index.preorder
+        position, count = 0, len(nodes)
+        while position < count:
+            node = nodes[position]
+            kind = type(node)
+            if kind not in visits:
+                visits[kind] = hooks.get(f"visit_{kind.__name__}")
+            visit = visits[kind]
+            if visit is not None and visit(node) is False:  # type: ignore[operator]
+                position += sum(1 for _ in index.walk(node))  # a subtree is contiguous in pre-order
+                continue
+            position += 1
+        return
+    leaves: dict[type, object] = {}
+    stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+    while stack:
+        node, leaving = stack.pop()
+        kind = type(node)
+        if kind not in visits:
+            visits[kind] = hooks.get(f"visit_{kind.__name__}")
+            leaves[kind] = hooks.get(f"leave_{kind.__name__}")
+        if leaving:
+            leaves[kind](node)  # type: ignore[operator]
+            continue
+        visit = visits[kind]
+        descend = visit(node) if visit is not None else None  # type: ignore[operator]
+        if leaves[kind] is not None:
+            stack.append((node, True))
+        if descend is not False:
+            stack.extend((child, False) for child in reversed(index.of(node)))

@@ -1,0 +1,1 @@
+"""The data tables behind the rules: mechanical renames and facts, each entry with its source."""
