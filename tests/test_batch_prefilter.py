@@ -21,6 +21,8 @@ from porter.engine.registry import all_rules
 from porter.engine.results import Failure, Success, Unchanged
 from tests.fixture_harness import cases, options_for
 
+pytestmark = pytest.mark.corpus
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.py"))
 FILES = sorted({case.source for case in cases()} | set(SAMPLES))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hypothesmith
 import libcst as cst
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
 from porter.engine.core import port_source
@@ -83,7 +83,14 @@ def test_training_shaped_programs_port_safely(lines: list[str], all_files: bool)
     _check(HEADER + "\n".join(lines) + "\n", Options(all_files=all_files))
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+# No target phase: hypothesmith's generator reports targets, and hill-climbing them grows programs
+# without bound (a run spent minutes there); the examples themselves are what this test is about.
+@settings(
+    max_examples=15,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 @given(program=hypothesmith.from_node(), injected=st.lists(st.sampled_from(CUDA_STATEMENTS), min_size=1, max_size=3))
 def test_random_programs_keep_every_unmatched_line(program: str, injected: list[str]) -> None:
     try:
@@ -97,6 +104,9 @@ def test_random_programs_keep_every_unmatched_line(program: str, injected: list[
     if result is None:
         return
     # Every line of the generated program survives, in order (rules only touched injected code).
+    # Blank lines are layout, not logic: the engine may move them with a statement it removes
+    # (this oracle once failed on program="\n").
     output = iter(result.new_text.splitlines())
     for line in program.splitlines():
-        assert any(out == line for out in output), f"line lost or changed: {line!r}"
+        if line.strip():
+            assert any(out == line for out in output), f"line lost or changed: {line!r}"

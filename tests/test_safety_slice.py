@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 from safety import audit_file  # noqa: E402
 
+pytestmark = pytest.mark.corpus
+
 
 def _slice() -> list[str]:
     files = sorted(str(p) for p in (ROOT / "samples").rglob("*.py"))

@@ -12,17 +12,9 @@ def rule_rows() -> list[tuple[str, str, str, str]]:
     """(code, name, safety, summary) for every Python rule code and every non-Python file code."""
     # Imported here: loading the rules means loading libcst, which `porter --help` and cached
     # `porter migrate` runs never need.
-    from porter.filetypes import FILE_CODES
-    from porter.engine.registry import all_rules
+    from porter.engine.registry import catalogue
 
-    rows = []
-    for rule in all_rules():
-        for code in rule.all_codes():
-            summary = rule.summary if code == rule.code else rule.extra_codes[code]
-            rows.append((code, rule.name, rule.code_safety(code).value, summary))
-    for code, summary in FILE_CODES.items():
-        rows.append((code, "files", "review" if "review" in summary else "safe", summary))
-    return sorted(rows)
+    return [(info.code, info.name, info.safety.value, info.summary) for info in catalogue().values()]
 
 
 def markdown_table(rows: list[tuple[str, str, str, str]]) -> str:

@@ -7,10 +7,12 @@ import importlib
 import inspect
 import pkgutil
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
 from types import ModuleType
 
+from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 
 ENTRY_POINT_GROUP = "porter.rules"
@@ -75,8 +77,50 @@ def rule_for_code(code: str) -> type[Rule] | None:
     return None
 
 
+@dataclass(frozen=True)
+class CodeInfo:
+    """Everything porter can say about one code it emits: a Python rule's code or extra code, or a
+    non-Python file port's code. ``porter explain``, ``porter rules``, the reports and the commit
+    messages all read codes from here (``catalogue()``)."""
+
+    code: str
+    name: str  # the rule's name; "files" for the non-Python file ports
+    summary: str
+    safety: Safety
+    doc: str  # What it does / Why / Before / After / Safety
+    rule: str  # the code of the rule that emits it (itself for a rule's main code)
+
+    @property
+    def title(self) -> str:
+        return f"{self.code} ({self.name}): {self.summary}"
+
+
+def catalogue() -> dict[str, CodeInfo]:
+    """Every code porter can emit, sorted by code."""
+    return _catalogue(all_rules())
+
+
+@lru_cache(maxsize=1)
+def _catalogue(rules: tuple[type[Rule], ...]) -> dict[str, CodeInfo]:
+    # Keyed by the rule set, so a reloaded registry (plugins installed) never sees a stale catalogue.
+    from porter.filetypes._codes import DOCS  # no libcst: file-type docs are plain data
+
+    found: dict[str, CodeInfo] = {}
+    for cls in rules:
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        for code in cls.all_codes():
+            summary = cls.summary if code == cls.code else cls.extra_codes[code]
+            found[code] = CodeInfo(code, cls.name, summary, cls.code_safety(code), doc, cls.code)
+    for code, file_doc in DOCS.items():
+        safety = Safety.REVIEW if "review" in file_doc.summary else Safety.SAFE
+        found[code] = CodeInfo(code, "files", file_doc.summary, safety, file_doc.render(code), code)
+    return dict(sorted(found.items()))
+
+
+def code_info(code: str) -> CodeInfo | None:
+    return catalogue().get(code.strip().upper())
+
+
 def code_summary(code: str) -> str:
-    cls = rule_for_code(code)
-    if cls is None:
-        return ""
-    return cls.summary if code == cls.code else cls.extra_codes[code]
+    info = code_info(code)
+    return info.summary if info is not None else ""

@@ -1,0 +1,27 @@
+"""Shared test settings.
+
+Hypothesis: CI runs a derandomized profile (the same examples every run, so a red build is
+reproducible); locally examples are random. ``HYPOTHESIS_PROFILE`` picks one explicitly.
+Tests under ``tests/check/`` run scripts on the emulated device: they get the ``check`` marker, so
+the fast loop (``pytest -m "not slow and not check and not corpus"``) leaves them out.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
+
+_CHECK = Path(__file__).parent / "check"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _CHECK in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.check)
