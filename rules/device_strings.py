@@ -139,9 +139,9 @@ class DeviceStrings(Rule):
             name, imports = torch_ref(self.context.module)
             text = "torch.accelerator.current_accelerator()" if index is None else self._accelerator_index(index)
             new = cst.parse_expression(retorch(text, name))
-            self.replace(node, new, "map_location lambda .cuda() -> accelerator device", imports=imports)
+            self.replace(node, new, "map_location lambda .cuda() -> accelerator device", imports=imports, drops_calls=True)
             return
-        self.replace(node, self._neuron_index(index), 'map_location lambda storage.cuda() -> "neuron"')
+        self.replace(node, self._neuron_index(index), 'map_location lambda storage.cuda() -> "neuron"', drops_calls=True)
 
     def _neuron_index(self, index: cst.BaseExpression | None) -> cst.BaseExpression:
         if index is None:

@@ -178,7 +178,7 @@ class GradScalerRule(Rule):
         self._remove_lines(removals, binding)
         for method, node in binding.rewrites:
             if method == "scale":
-                self.replace(node, _unwrap_scale(self._needs_parens(node)), "scaler.scale(loss) -> loss (no loss scaling under bfloat16)", safety=self._cross_file)
+                self.replace(node, _unwrap_scale(self._needs_parens(node)), "scaler.scale(loss) -> loss (no loss scaling under bfloat16)", safety=self._cross_file, drops_calls=True)
             elif method == "step":
                 self.replace(node, _step_on_optimizer, "scaler.step(optimizer) -> optimizer.step()", safety=self._cross_file)
         for spec in source_imports(binding.call.func, self.qualified(binding.call.func)):

@@ -197,7 +197,7 @@ class HostSyncAccumulate(Rule):
         module = self.context.module
         for sync in site.syncs:
             shown = _describe(sync, module)
-            self.replace(sync, _device_value, f"{shown} accumulated on the device (no host sync per step)")
+            self.replace(sync, _device_value, f"{shown} accumulated on the device (no host sync per step)", drops_calls=True)
         for node, kind in site.wraps:
             self.replace(node, _wrapped(kind), None)
 

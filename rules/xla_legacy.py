@@ -226,6 +226,7 @@ class XlaLegacy(Rule):
             "pl.MpDeviceLoader(loader, device) -> loader (batches must be moved with .to(device))",
             code="NRN313",
             safety=Safety.REVIEW,
+            drops_calls=True,
         )
         self.mark(node, "batches are no longer moved by MpDeviceLoader; add .to(device) where they are used", code="NRN313")
 

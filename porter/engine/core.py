@@ -68,6 +68,8 @@ def port_source(
         return Failure(path, f"cannot parse: {type(error).__name__}: {error}", kind="parse")
     try:
         return _port_module(module, data, decoded.text, path, options, candidates)
+    except EditConflict as conflict:
+        return Failure(path, f"{conflict}; the file was left as it was — please report it", kind="conflict")
     except RecursionError:
         return Failure(path, "code nested too deeply to port", kind="internal")
     except Exception as error:  # a bug in a rule must not stop a batch
@@ -164,6 +166,20 @@ def _add_missing_imports(module: cst.Module, edits: Sequence[Edit]) -> cst.Modul
     return AddImportsVisitor(context).transform_module(module)
 
 
+class EditConflict(Exception):
+    """Two edits do not compose: applying one would silently undo part of another."""
+
+
+def _calls(node: cst.CSTNode) -> int:
+    count = 0
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        count += isinstance(current, cst.Call)
+        stack.extend(current.children)
+    return count
+
+
 class _EditApplier(cst.CSTTransformer):
     """Applies edits bottom-up: a node's edits see the node with its children already edited.
 
@@ -180,15 +196,20 @@ class _EditApplier(cst.CSTTransformer):
             group.sort(key=lambda edit: edit.order)
         self.pending_lines: list[cst.EmptyLine] = []
         self.carried: dict[int, list[cst.EmptyLine]] = {}
+        # Codes of the edits applied inside each node being visited (to name them in a conflict).
+        self.inside: list[set[str]] = [set()]
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.pending_lines and isinstance(node, _STATEMENTS):
             self.carried[id(node)] = self.pending_lines
             self.pending_lines = []
+        self.inside.append(set())
         return True
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
-        result = self._apply(original_node, updated_node)
+        inner = self.inside.pop()
+        result = self._apply(original_node, updated_node, inner)
+        self.inside[-1] |= inner
         carried = self.carried.pop(id(original_node), None)
         if carried and isinstance(result, _STATEMENTS):
             result = _prepend_lines(result, carried)
@@ -199,10 +220,11 @@ class _EditApplier(cst.CSTTransformer):
             result = result.with_changes(body=[cst.Pass()])
         return result
 
-    def _apply(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    def _apply(self, original_node: cst.CSTNode, updated_node: cst.CSTNode, inner: set[str]):  # type: ignore[no-untyped-def]
         edits = self.by_node.get(id(original_node))
         if not edits:
             return updated_node
+        inner.update(edit.code for edit in edits)
         node: object = updated_node
         removed = False
         before: list[cst.BaseStatement] = []
@@ -210,7 +232,7 @@ class _EditApplier(cst.CSTTransformer):
         comments: list[str] = []
         for edit in edits:
             if edit.transform is not None and isinstance(node, cst.CSTNode) and not removed:
-                node = edit.transform(node)
+                node = self._transform(edit, node, inner)
             # A transform may itself remove the node (an import line with every name dropped).
             removed = removed or edit.remove or isinstance(node, cst.RemovalSentinel)
             before.extend(edit.before)
@@ -231,6 +253,24 @@ class _EditApplier(cst.CSTTransformer):
                 return cst.FlattenSentinel([*before, *node.nodes, *after])
             return cst.FlattenSentinel([*before, node, *after])  # type: ignore[list-item]
         return node
+
+
+    @staticmethod
+    def _transform(edit: Edit, node: cst.CSTNode, inner: set[str]) -> object:
+        """``edit``'s transform of the updated ``node``; refused when it loses a call it does not own."""
+        assert edit.transform is not None
+        result = edit.transform(node)
+        if edit.drops_calls or not isinstance(node, cst.BaseExpression) or not isinstance(result, cst.CSTNode):
+            return result
+        before, after = _calls(node), _calls(result)
+        if after < before:
+            others = sorted(inner - {edit.code})
+            text = cst.Module([]).code_for_node(node)
+            raise EditConflict(
+                f"{edit.code} rewrote `{text}` into `{cst.Module([]).code_for_node(result)}`, losing {before - after} call(s)"
+                + (f" (edited there by {', '.join(others)})" if others else "")
+            )
+        return result
 
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)

@@ -55,6 +55,9 @@ class Edit:
     comments: Sequence[str] = ()
     imports: Sequence[ImportSpec] = ()
     port_context_only: bool = False
+    # The transform removes calls on purpose (``scaler.scale(loss)`` -> ``loss``); any other
+    # transform that loses a call is refused by the engine (it would drop part of an expression).
+    drops_calls: bool = False
 
 
 @dataclass
@@ -193,12 +196,21 @@ class Rule(cst.BatchableCSTVisitor):
 
     # ----------------------------------------------------------------- name resolution
     def qualified(self, node: cst.CSTNode) -> set[str]:
-        """Fully qualified names ``node`` may refer to (alias-aware); empty when unknown."""
+        """Fully qualified names ``node`` may refer to (alias-aware); empty when unknown.
+
+        Only a dotted chain rooted at a name is a module API: libcst names ``f(0).x`` as ``f.x``
+        (it reads through calls and subscripts), and a rule matching that would rewrite the
+        attribute of a call's *result* as if it were a module attribute, dropping the call.
+        """
+        if not _rooted_at_name(node):
+            return set()
         names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
         return {q.name for q in names}
 
     def imported(self, node: cst.CSTNode) -> set[str]:
         """Like ``qualified``, but only names that come from an import (not a local assignment)."""
+        if not _rooted_at_name(node):
+            return set()
         names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
         return {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
 
@@ -282,14 +294,17 @@ class Rule(cst.BatchableCSTVisitor):
         code: str | None = None,
         safety: Safety | None = None,
         imports: Sequence[ImportSpec] = (),
+        drops_calls: bool = False,
     ) -> None:
         """Replace ``node``. ``new`` is a node, or a function of the updated node (preferred).
 
         ``message=None`` records no Change (for a helper edit that belongs to another change).
+        ``drops_calls``: the replacement removes calls deliberately; without it the engine refuses
+        a replacement of an expression that has fewer calls than the node it replaces.
         """
         used = self._record(node, message, code, safety, Kind.EDIT, imports)
         transform: NodeTransform = new if callable(new) else (lambda _updated, _new=new: _new)  # type: ignore[misc]
-        self._edit(node, used, transform=transform, imports=tuple(imports))
+        self._edit(node, used, transform=transform, imports=tuple(imports), drops_calls=drops_calls)
 
     def remove_statement(
         self,
@@ -346,6 +361,14 @@ class Rule(cst.BatchableCSTVisitor):
         self._record(node, message, used, Safety.REVIEW, Kind.MARKER, ())
         self._edit(statement, used, comments=(f"{MARKER_PREFIX} {used} {message}",))
         return True
+
+
+def _rooted_at_name(node: cst.CSTNode) -> bool:
+    """Whether ``node`` (or a call's callee) is ``name`` or ``name.attr.attr ...``."""
+    current: cst.CSTNode = node.func if isinstance(node, cst.Call) else node
+    while isinstance(current, cst.Attribute):
+        current = current.value
+    return isinstance(current, cst.Name)
 
 
 def has_marker(statement: cst.BaseStatement, code: str) -> bool:

@@ -1,0 +1,86 @@
+"""The engine composes nested edits (inner first, the outer edit on the updated node) and refuses,
+with a Failure naming the rules, an outer rewrite that would silently drop part of an expression."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import libcst as cst
+
+from porter.engine.core import port_source
+from porter.engine.results import Failure, Success
+from porter.engine.rule import Rule
+
+
+class _RenameInner(Rule):
+    """Test rule.
+
+    What it does: renames ``f`` to ``g``. Why: test. Before: f(1). After: g(1). Safety: test.
+    """
+
+    code: ClassVar[str] = "NRN001"
+    name: ClassVar[str] = "test-inner"
+    summary: ClassVar[str] = "f -> g"
+    order: ClassVar[int] = 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "f":
+            self.replace(node, lambda n: n.with_changes(value="g"), "f -> g")  # type: ignore[attr-defined]
+
+
+class _FlattenOuter(Rule):
+    """Test rule that rebuilds ``x.y(...).z`` from its spelling (as a buggy rename would).
+
+    What it does: test. Why: test. Before: x.f(1).z. After: x.f.z. Safety: test.
+    """
+
+    code: ClassVar[str] = "NRN002"
+    name: ClassVar[str] = "test-outer"
+    summary: ClassVar[str] = "drops the call"
+    order: ClassVar[int] = 2
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "z" and isinstance(node.value, cst.Call):
+            self.replace(node, lambda n: cst.parse_expression("x.g.z"), "rebuilt")
+
+
+class _DropOnPurpose(_FlattenOuter):
+    """Test rule that declares the call it drops.
+
+    What it does: test. Why: test. Before: x.f(1).z. After: x.g.z. Safety: test.
+    """
+
+    code: ClassVar[str] = "NRN003"
+    name: ClassVar[str] = "test-declared"
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value == "z" and isinstance(node.value, cst.Call):
+            self.replace(node, lambda n: cst.parse_expression("x.g.z"), "rebuilt", drops_calls=True)
+
+
+SOURCE = b"y = x.f(1).z\n"
+
+
+def test_nested_edits_compose_inner_first() -> None:
+    result = port_source(b"y = f(f(1))\n", "t.py", rules=[_RenameInner])
+    assert isinstance(result, Success) and result.new == b"y = g(g(1))\n"
+
+
+def test_outer_edit_that_loses_a_call_is_refused_naming_both_rules() -> None:
+    result = port_source(SOURCE, "t.py", rules=[_RenameInner, _FlattenOuter])
+    assert isinstance(result, Failure) and result.kind == "conflict"
+    assert "NRN002" in result.reason and "NRN001" in result.reason and "x.g(1).z" in result.reason
+
+
+def test_a_declared_call_drop_is_applied() -> None:
+    result = port_source(SOURCE, "t.py", rules=[_DropOnPurpose])
+    assert isinstance(result, Success) and result.new == b"y = x.g.z\n"
+
+
+def test_rules_never_match_module_names_through_a_call() -> None:
+    # libcst names `torch.cuda.get_device_properties(0).total_memory` as if it were a module
+    # attribute; the port must keep the call (it once became `...get_device_properties.total_memory`).
+    source = b"import torch\nm = torch.cuda.get_device_properties(0).total_memory\n"
+    result = port_source(source, "t.py")
+    assert isinstance(result, Success)
+    assert b"get_device_properties(0).total_memory" in result.new
