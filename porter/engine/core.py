@@ -143,11 +143,37 @@ def _port_module(
     new = new_module.bytes
     if new == data:
         return Unchanged(path)
+    kept = _keep_unowned_bytes(data, module.bytes, new)
+    if kept is None:
+        return Failure(
+            path,
+            "libcst does not reproduce this file byte for byte (outside the ported code); left as it was",
+            kind="parse",
+        )
+    new = kept
     try:
         cst.parse_module(new)
     except Exception as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
     return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes))
+
+
+def _keep_unowned_bytes(data: bytes, reproduced: bytes, new: bytes) -> bytes | None:
+    """``new`` with the bytes libcst drops put back: a leading form feed and a final lone CR.
+
+    ``reproduced`` is libcst's code for the unedited file. Only a changed file pays for it. Any
+    other difference means porter cannot promise to keep every byte it does not own: None.
+    """
+    if reproduced == data:
+        return new
+    body = data.lstrip(b"\x0c")
+    lead = data[: len(data) - len(body)]
+    trail = b""
+    if body.endswith(b"\r") and not reproduced.endswith(b"\r"):
+        body, trail = body[:-1], b"\r"
+    if body != reproduced:
+        return None
+    return lead + new + trail
 
 
 def _add_missing_imports(module: cst.Module, edits: Sequence[Edit]) -> cst.Module:

@@ -36,8 +36,10 @@ class Decoded:
 def check_bytes(data: bytes, max_size: int) -> None:
     if len(data) > max_size:
         raise SourceError(f"file is {len(data):,} bytes, over the {max_size:,}-byte limit (--max-file-size)")
-    if b"\x00" in data[:65536]:
-        raise SourceError("binary file (contains NUL bytes), not Python source")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise SourceError(f"binary file (a NUL byte at line {line}, byte {nul}), not Python source")
 
 
 def decode_source(data: bytes) -> Decoded:
