@@ -221,30 +221,66 @@ class _EditApplier(cst.CSTTransformer):
         for group in self.by_node.values():
             group.sort(key=lambda edit: edit.order)
         self.pending_lines: list[cst.EmptyLine] = []
+        self.pending_block = 0  # the block the pending lines were removed from
+        self.blocks: list[int] = [0]  # the blocks being visited, innermost last
         self.carried: dict[int, list[cst.EmptyLine]] = {}
         # Codes of the edits applied inside each node being visited (to name them in a conflict).
         self.inside: list[set[str]] = [set()]
+        self.emptied: set[int] = set()  # blocks whose every statement the port removed
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.pending_lines and isinstance(node, _STATEMENTS):
-            self.carried[id(node)] = self.pending_lines
+            lines = self.pending_lines
+            own = getattr(node, "leading_lines", ())
+            # A comment above a removed statement that ended its paragraph (a blank line or the end
+            # of its block follows) described that statement alone: it goes with it.
+            if self.pending_block != self.blocks[-1] or (own and own[0].comment is None):
+                lines = [line for line in lines if line.comment is None]
+            if lines:
+                self.carried[id(node)] = lines
             self.pending_lines = []
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self.blocks.append(id(node))
         self.inside.append(set())
         return True
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)):
+            self.blocks.pop()
         inner = self.inside.pop()
         result = self._apply(original_node, updated_node, inner)
         self.inside[-1] |= inner
         carried = self.carried.pop(id(original_node), None)
         if carried and isinstance(result, _STATEMENTS):
             result = _prepend_lines(result, carried)
+        # A line whose every small statement was removed is a removed line (libcst would print it
+        # as `pass` and drop the comments above it).
+        if isinstance(result, cst.SimpleStatementLine) and not result.body:
+            self._pend(result.leading_lines)
+            return cst.RemoveFromParent()
         # A block whose every statement was removed still needs a body.
         if isinstance(result, cst.IndentedBlock) and not result.body:
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+            self.emptied.add(id(result))
         elif isinstance(result, cst.SimpleStatementSuite) and not result.body:
             result = result.with_changes(body=[cst.Pass()])
+            self.emptied.add(id(result))
+        elif isinstance(result, cst.If) and self._only_removed(result):
+            # `if x:` around nothing but removed statements is noise: it goes too, like them, and
+            # so do the comments inside it (they described what was removed). What stood above
+            # the `if` moves on as for any removed statement.
+            self.pending_lines = []
+            self._pend(result.leading_lines)
+            return cst.RemoveFromParent()
         return result
+
+    def _pend(self, lines: Sequence[cst.EmptyLine]) -> None:
+        """Hold the lines above a removed statement for the next statement visited."""
+        self.pending_lines.extend(lines)
+        self.pending_block = self.blocks[-1]
+
+    def _only_removed(self, node: cst.If) -> bool:
+        return id(node.body) in self.emptied and node.orelse is None and _pure_test(node.test)
 
     def _apply(self, original_node: cst.CSTNode, updated_node: cst.CSTNode, inner: set[str]):  # type: ignore[no-untyped-def]
         edits = self.by_node.get(id(original_node))
@@ -272,7 +308,7 @@ class _EditApplier(cst.CSTTransformer):
             if kept_lines and replacement:
                 replacement[0] = _prepend_lines(replacement[0], kept_lines)
             elif kept_lines:
-                self.pending_lines.extend(kept_lines)
+                self._pend(kept_lines)
             return cst.FlattenSentinel(replacement) if replacement else cst.RemoveFromParent()
         if before or after:
             if isinstance(node, cst.FlattenSentinel):
@@ -300,6 +336,25 @@ class _EditApplier(cst.CSTTransformer):
 
 
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+# Calls a test may make and still be dropped with its body: queries, not actions.
+_QUERY_CALL = ("is_", "has_", "get_rank", "get_world_size", "get_local_rank", "device_count", "isinstance", "hasattr", "len")
+
+
+def _pure_test(test: cst.BaseExpression) -> bool:
+    """Whether evaluating ``test`` has no effect worth keeping: names, attributes, literals,
+    comparisons and boolean operators, and calls only of queries (``torch.cuda.is_available()``)."""
+    stack: list[cst.CSTNode] = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.NamedExpr, cst.Await, cst.Yield, cst.Lambda)):
+            return False
+        if isinstance(node, cst.Call):
+            func = node.func
+            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            if not name.startswith(_QUERY_CALL):
+                return False
+        stack.extend(node.children)
+    return True
 
 
 def _prepend_lines(statement: cst.BaseStatement, lines: Sequence[cst.EmptyLine]) -> cst.BaseStatement:

@@ -29,27 +29,21 @@ def remove_small(
     code: str | None = None,
     safety: Safety | None = None,
 ) -> None:
-    """Delete one small statement (``x = 1`` / ``f()``) without leaving an empty block.
+    """Delete one small statement (``x = 1`` / ``f()``).
 
-    ``removable`` says which sibling statements the rule deletes too: when every statement of
-    the block is going, the first becomes ``pass`` so the block stays valid Python.
+    The engine keeps the block valid (an emptied block gets ``pass``; an ``if`` with a pure test
+    around nothing but removed statements goes too). ``removable`` is kept for callers that
+    decide sibling by sibling; each sibling is removed by its own call.
     """
     line = rule.parent(small)
-    if not isinstance(line, cst.SimpleStatementLine):
-        return
-    if len(line.body) > 1:  # a; b on one line: drop only this part
+    if isinstance(line, cst.SimpleStatementLine) and len(line.body) > 1:  # a; b on one line: drop only this part
         index = list(line.body).index(small)
         rule.replace(line, lambda n: _without(n, index), message, code=code, safety=safety)
         return
-    body = block_body(rule, line)
-    if body is None:  # a one-line suite: ``if x: torch.backends.cudnn.benchmark = True``
-        rule.replace(small, cst.Pass(), message, code=code, safety=safety)
-        return
-    going = [statement for statement in body if removable(statement)]
-    if len(going) == len(body) and going and going[0] is line and not isinstance(rule.parent(line), cst.Module):
-        rule.replace(small, cst.Pass(), message, code=code, safety=safety)
-        return
-    rule.remove_statement(line, message, code=code, safety=safety)
+    if isinstance(line, cst.SimpleStatementLine):
+        rule.remove_statement(line, message, code=code, safety=safety)
+    elif isinstance(line, cst.SimpleStatementSuite):  # ``if x: torch.backends.cudnn.benchmark = True``
+        rule.remove_statement(small, message, code=code, safety=safety)  # type: ignore[arg-type]
 
 
 def _without(line: cst.CSTNode, index: int) -> cst.CSTNode:
