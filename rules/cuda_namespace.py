@@ -20,6 +20,7 @@ from porter.rules._cuda_table import (
     RENAMES,
 )
 from porter.rules._helpers import dotted
+from porter.rules._neuron_args import port_arguments
 
 _PREFIX = "torch.cuda."
 
@@ -92,6 +93,8 @@ class CudaNamespace(Rule):
             return
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return
+        if dotted(node) is None:
+            return  # ``torch.cuda.f(0).x``: the call's own name is ported, the attribute read is kept
         qualified = self.matches_prefix(node, _PREFIX)
         # The ancestor walk only for torch.cuda names (it was the rule's main cost on big files).
         if qualified is None or self._inside_import(node):
@@ -112,6 +115,8 @@ class CudaNamespace(Rule):
         if self.options.style == "accelerator":
             self._port_to_accelerator(node, head, rest)
             return
+        if rest == head and not port_arguments(self, node, head):
+            return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
         if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
             self.mark(
