@@ -175,3 +175,55 @@ def test_distributed_job_accepts_only_the_local_rank() -> None:
     assert "Valid range is 1 to 1 for this process" in answers["after init: other local index"][1]
     assert _kind(answers, "after init: local rank") == "ok"
     assert answers["after init: current device"][1] == "1"
+
+
+# A CUDA script's runtime calls, each one the real torch.neuron rejects when only renamed.
+_CUDA_SCRIPT = """\
+import os
+
+import torch
+
+local_rank = int(os.environ.get("LOCAL_RANK", 0))
+device = f"cuda:{local_rank}"
+torch.cuda.set_device(device)
+name = torch.cuda.get_device_name(device)
+first = torch.cuda.get_device_name("cuda:0")
+current = torch.cuda.get_device_name(None)
+total = torch.cuda.get_device_properties(0).total_memory
+dtype = torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float32
+side = torch.cuda.Stream(device)
+start = torch.cuda.Event(True, False, False)
+end = torch.cuda.Event(enable_timing=True, interprocess=False)
+state = torch.cuda.get_rng_state()
+torch.cuda.set_rng_state(new_state=state)
+with torch.cuda.device(device=local_rank):
+    pass
+torch.cuda.init()
+assert torch.cuda.is_initialized()
+"""
+
+_EXEC = """
+import os
+for label in ("renamed", "ported"):
+    code = open(os.environ["PORTER_PROBE_" + label.upper()]).read()
+    probe(label, lambda code=code: exec(compile(code, label, "exec"), {"__name__": "__main__"}))
+print(json.dumps(results))
+"""
+
+
+def test_porter_port_runs_where_a_plain_rename_crashes(tmp_path: Any) -> None:
+    from porter.engine import port_source
+    from porter.results import Success
+
+    result = port_source(_CUDA_SCRIPT.encode(), "script.py")
+    assert isinstance(result, Success)
+    ported = result.new.decode()
+    assert "# porter:" not in ported  # every call was ported, none left for review
+    (tmp_path / "ported.py").write_text(ported)
+    (tmp_path / "renamed.py").write_text(_CUDA_SCRIPT.replace("cuda", "neuron"))
+    answers = _run(
+        _EXEC,
+        {"PORTER_PROBE_RENAMED": str(tmp_path / "renamed.py"), "PORTER_PROBE_PORTED": str(tmp_path / "ported.py")},
+    )
+    assert answers["renamed"][0] in ("TypeError", "ValueError"), answers["renamed"]
+    assert answers["ported"][0] == "ok", (answers["ported"], ported)
