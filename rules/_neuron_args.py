@@ -176,8 +176,10 @@ def _holds_int_or_device(rule: Rule, value: cst.BaseExpression) -> bool:
 
 
 def _assigned(rule: Rule, value: cst.BaseExpression) -> set[str]:
-    """What the file's assignments give the name ``value``: "device" (``torch.device(...)``),
-    "string" (a CUDA/Neuron device string or f-string), "other"; empty when it is never assigned."""
+    """What the assignments of the name ``value`` give it, in the scope the name resolves to (the
+    enclosing function when it assigns the name there, else the module): "device"
+    (``torch.device(...)``), "string" (a CUDA/Neuron device string or f-string), "other"; empty
+    when that scope never assigns it."""
     text = dotted(value)
     if text is None:
         return set()
@@ -185,14 +187,31 @@ def _assigned(rule: Rule, value: cst.BaseExpression) -> set[str]:
     kinds = notes.get("assigned_device_kinds")
     if not isinstance(kinds, dict):
         kinds = notes["assigned_device_kinds"] = _collect_kinds(rule)
-    found = kinds.get(text, set())
-    return set(found) if isinstance(found, set) else set()
+    scope = next((a for a in rule.ancestors(value) if isinstance(a, (cst.FunctionDef, cst.ClassDef))), None)
+    if "." not in text and scope is not None and (id(scope), text) in kinds:
+        return set(kinds[(id(scope), text)])
+    return set(kinds.get((None, text), set()))
 
 
-def _collect_kinds(rule: Rule) -> dict[str, set[str]]:
-    kinds: dict[str, set[str]] = {}
+def _collect_kinds(rule: Rule) -> dict[tuple[int | None, str], set[str]]:
+    """(scope, name) -> kinds; scope is a function/class node's id, None for the module (and for
+    dotted names such as ``self.device``, which are not scoped)."""
+    kinds: dict[tuple[int | None, str], set[str]] = {}
+    scopes: list[int] = []
 
     class _Collect(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            scopes.append(id(node))
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            scopes.pop()
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> None:
+            scopes.append(id(node))
+
+        def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+            scopes.pop()
+
         def visit_Assign(self, node: cst.Assign) -> None:
             value = node.value
             if isinstance(value, cst.Call) and rule.matches(value.func, "torch.device"):
@@ -204,7 +223,8 @@ def _collect_kinds(rule: Rule) -> dict[str, set[str]]:
             for target in node.targets:
                 name = dotted(target.target)
                 if name is not None:
-                    kinds.setdefault(name, set()).add(kind)
+                    scope = scopes[-1] if scopes and "." not in name else None
+                    kinds.setdefault((scope, name), set()).add(kind)
 
     visit_original(child_index(rule), rule.context.module, _Collect())
     return kinds
