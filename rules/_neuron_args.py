@@ -26,6 +26,11 @@ from porter.rules._neuron_api import DEVICE_PROPERTIES
 from porter.rules.integer_placement import holds_index, integer_names
 
 _DEVICE_LITERAL = re.compile(r"^(cuda|neuron)(?::(\d+))?$")
+# Calls that return an int device index (or a rank used as one).
+_INT_RESULTS = (
+    "int", "builtins.int", "torch.cuda.current_device", "torch.neuron.current_device",
+    "torch.accelerator.current_device_index", "torch.distributed.get_rank", "torch.distributed.get_node_local_rank",
+)
 _NO_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 _MARKER = "NRN104"
 
@@ -134,7 +139,8 @@ def _device_arg(call: cst.Call) -> cst.Arg | None:
 
 def _current_device(rule: Rule) -> tuple[cst.BaseExpression, tuple]:  # type: ignore[type-arg]
     name, imports = torch_ref(rule.context.module)
-    return cst.parse_expression(f"{name}.neuron.current_device()"), imports
+    module = "accelerator.current_device_index" if rule.options.style == "accelerator" else "neuron.current_device"
+    return cst.parse_expression(f"{name}.{module}()"), imports
 
 
 def _index_for(rule: Rule, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple] | None:  # type: ignore[type-arg]
@@ -170,7 +176,7 @@ def _holds_int_or_device(rule: Rule, value: cst.BaseExpression) -> bool:
     ints, not_ints = integer_names(rule)
     if holds_index(value, ints, not_ints):
         return True
-    if isinstance(value, cst.Call) and rule.matches(value.func, "torch.device"):
+    if isinstance(value, cst.Call) and rule.matches(value.func, "torch.device", *_INT_RESULTS):
         return True
     return _assigned(rule, value) == {"device"}
 
@@ -339,6 +345,32 @@ def _attributes_read(rule: Rule, call: cst.Call) -> set[str]:
         if isinstance(node.value, cst.Name) and node.value.value == target:
             read.add(node.attr.value)
     return read
+
+
+def port_accelerator_arguments(rule: Rule, node: cst.BaseExpression, head: str) -> None:
+    """``--style accelerator``: ``torch.get_device_module().X(...)`` must bind on CUDA and on Neuron.
+
+    Only fixes valid on both are made (an int index for ``get_device_name``, ``set_rng_state``'s
+    state passed by position); ``is_bf16_supported(including_emulation=...)`` and properties
+    Neuron lacks get a marker (the call stays right on a GPU).
+    """
+    call = rule.parent(node)
+    if not isinstance(call, cst.Call) or call.func is not node:
+        return
+    if head == "get_device_name":
+        _get_device_name(rule, call)
+    elif head == "set_rng_state":
+        arg = keyword(call, "new_state")
+        if arg is not None and not any(a.keyword is None for a in call.args):
+            rule.replace(
+                arg,
+                lambda n: n.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),
+                "set_rng_state(new_state=...) -> (state, by position): CUDA names it new_state, Neuron state",
+            )
+    elif head == "is_bf16_supported" and call.args:
+        rule.mark(call, "on Neuron is_bf16_supported() takes no arguments (TypeError); it is always True there", code=_MARKER)
+    elif head == "get_device_properties":
+        _properties(rule, call)
 
 
 _FIXES = {

@@ -20,7 +20,7 @@ from porter.rules._cuda_table import (
     RENAMES,
 )
 from porter.rules._helpers import dotted
-from porter.rules._neuron_args import port_arguments
+from porter.rules._neuron_args import port_accelerator_arguments, port_arguments
 
 _PREFIX = "torch.cuda."
 
@@ -146,6 +146,8 @@ class CudaNamespace(Rule):
             self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
             return
         if self.options.style == "accelerator":
+            if rest == head:
+                port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
             return
         if rest == head and not port_arguments(self, node, head):
