@@ -18,7 +18,7 @@ import re
 
 import libcst as cst
 
-from porter.changes import Safety
+from porter.changes import ImportSpec, Safety
 from porter.rule import Rule
 from porter.rules._device import DEVICE_NAME, cuda_string, torch_ref
 from porter.rules._helpers import child_index, dotted, keyword, string_value, visit_original
@@ -62,18 +62,23 @@ def _stream(rule: Rule, call: cst.Call) -> bool:
     message = f"torch.neuron.Stream takes keywords only: positional {', '.join(names)} passed by name"
     # The priority range is checked in C++ code that was not read (_neuron_api: Stream).
     safety = Safety.REVIEW if count == 2 else None
-    rule.replace(call, lambda n: n.with_changes(args=_keywordize(n.args, names)), message, safety=safety)
+    rule.replace(call, lambda n: _keywordize(_call(n), names), message, safety=safety)
     return True
 
 
-def _keywordize(args: tuple[cst.Arg, ...] | list[cst.Arg], names: tuple[str, ...]) -> list[cst.Arg]:
+def _call(node: cst.CSTNode) -> cst.Call:
+    assert isinstance(node, cst.Call)  # the updated form of a call is a call
+    return node
+
+
+def _keywordize(call: cst.Call, names: tuple[str, ...]) -> cst.Call:
     out, position = [], 0
-    for arg in args:
+    for arg in call.args:
         if arg.keyword is None and position < len(names):
             arg = arg.with_changes(keyword=cst.Name(names[position]), equal=_NO_EQUAL)
             position += 1
         out.append(arg)
-    return out
+    return call.with_changes(args=out)
 
 
 def _event(rule: Rule, call: cst.Call) -> bool:
@@ -97,7 +102,7 @@ def _event(rule: Rule, call: cst.Call) -> bool:
     positions = [index for index, arg in enumerate(call.args) if id(arg) in dropped]
     rule.replace(
         call,
-        lambda n: _without(n, positions),
+        lambda n: _without(_call(n), positions),
         "interprocess=False/external=False dropped: torch.neuron.Event(enable_timing=False, blocking=False) has neither",
     )
     return True
@@ -137,13 +142,13 @@ def _device_arg(call: cst.Call) -> cst.Arg | None:
     return plain[0] if plain else None
 
 
-def _current_device(rule: Rule) -> tuple[cst.BaseExpression, tuple]:  # type: ignore[type-arg]
+def _current_device(rule: Rule) -> tuple[cst.BaseExpression, tuple[ImportSpec, ...]]:
     name, imports = torch_ref(rule.context.module)
     module = "accelerator.current_device_index" if rule.options.style == "accelerator" else "neuron.current_device"
     return cst.parse_expression(f"{name}.{module}()"), imports
 
 
-def _index_for(rule: Rule, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple] | None:  # type: ignore[type-arg]
+def _index_for(rule: Rule, value: cst.BaseExpression) -> tuple[cst.BaseExpression, tuple[ImportSpec, ...]] | None:
     """The int a device-string literal (or None) stands for, as an expression; None if not provable."""
     if isinstance(value, cst.Name) and value.value == "None":
         return _current_device(rule)
@@ -274,7 +279,7 @@ def _to_index(rule: Rule, value: cst.BaseExpression, name: str, error: str) -> b
         wrapped = cst.parse_expression(f"{name_ref}.device({_text(value)})")
         rule.replace(
             value,
-            lambda updated: cst.Call(func=cst.parse_expression(f"{name_ref}.device"), args=[cst.Arg(value=updated)]),
+            lambda updated: cst.Call(func=cst.parse_expression(f"{name_ref}.device"), args=[cst.Arg(value=_expression(updated))]),
             f"torch.neuron.{name}() takes an int or a torch.device, not a device string: {_text(value)} -> {_text(wrapped)}",
             imports=imports,
         )
@@ -290,6 +295,11 @@ def _to_index(rule: Rule, value: cst.BaseExpression, name: str, error: str) -> b
             code=_MARKER,
         )
     return True
+
+
+def _expression(node: cst.CSTNode) -> cst.BaseExpression:
+    assert isinstance(node, cst.BaseExpression)  # the updated form of an argument value
+    return node
 
 
 def _text(node: cst.CSTNode) -> str:

@@ -84,12 +84,14 @@ print(json.dumps(results))
 
 
 def _run(body: str, env: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """Run the probes in ``body`` in a fresh process; a single-process job unless ``env`` says otherwise."""
+    base = {k: v for k, v in os.environ.items() if k not in ("LOCAL_RANK", "LOCAL_WORLD_SIZE", "RANK", "WORLD_SIZE")}
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_SETUP + body)],
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, **(env or {})},
+        env={**base, **(env or {})},
     )
     assert done.returncode == 0, done.stderr[-3000:]
     answers: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -98,14 +100,7 @@ def _run(body: str, env: dict[str, str] | None = None) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def single() -> dict[str, list[str]]:
-    env = {key: "" for key in ("LOCAL_RANK", "LOCAL_WORLD_SIZE")}
-    clean = {k: v for k, v in os.environ.items() if k not in env}
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_SETUP + _SINGLE)], capture_output=True, text=True, timeout=300, env=clean
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    answers: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
-    return answers
+    return _run(_SINGLE)
 
 
 def _kind(answers: dict[str, Any], name: str) -> str:
