@@ -251,13 +251,17 @@ TABLE: dict[str, Entry] = {entry.name: entry for entry in _ENTRIES}
 # What a renamed torch.cuda call must change because the Neuron signature differs (the rule
 # cuda-namespace does each of these; tests/test_neuron_api.py derives the list from torch.cuda).
 ARGUMENT_FIXES: dict[str, str] = {
-    "Stream": "positional device/priority -> keywords",
+    "Stream": "positional device/priority -> keywords ('cuda:N' -> 'neuron:N')",
     "Event": "interprocess=/external=: False dropped, anything else a marker",
     "is_bf16_supported": "including_emulation dropped (always True on Neuron)",
     "get_device_name": "str literal -> int index, None -> current_device(); other values a marker",
     "set_device": "'cuda:N' literal -> N; other strings a marker",
     "set_rng_state": "new_state= -> state=",
-    "device": "device= -> positional",
+    "device": "device= -> positional; a positional 'cuda:N' -> 'neuron:N'",
+    "synchronize": "a positional 'cuda:N' -> 'neuron:N' (torch_neuronx._get_device_index: neuron devices only)",
+    "current_stream": "a positional 'cuda:N' -> 'neuron:N'",
+    "default_stream": "a positional 'cuda:N' -> 'neuron:N'",
+    "get_device_properties": "a positional 'cuda:N' -> 'neuron:N'; attributes other than name/total_memory a marker",
 }
 
 # Attributes of get_device_properties(...) that exist on Neuron; any other is a marker.

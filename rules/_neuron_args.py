@@ -20,7 +20,7 @@ import libcst as cst
 
 from porter.changes import ImportSpec, Safety
 from porter.rule import Rule
-from porter.rules._device import DEVICE_NAME, cuda_string, torch_ref
+from porter.rules._device import DEVICE_NAME, cuda_string, neuron_string, torch_ref
 from porter.rules._helpers import child_index, dotted, keyword, string_value, visit_original
 from porter.rules._neuron_api import DEVICE_PROPERTIES
 from porter.rules.integer_placement import holds_index, integer_names
@@ -43,8 +43,40 @@ def port_arguments(rule: Rule, node: cst.BaseExpression, head: str) -> bool:
     call = rule.parent(node)
     if not isinstance(call, cst.Call) or call.func is not node:
         return True  # a reference, not a call (``s = torch.cuda.Stream``): nothing binds here
+    if head in _NEURON_TYPED:
+        _device_string(rule, call, _NEURON_TYPED[head])
     fix = _FIXES.get(head)
     return fix(rule, call) if fix is not None else True
+
+
+# Calls whose device argument must name a neuron device (torch_neuronx._get_device_index raises
+# ValueError for "cuda:0"; get_device_properties parses only strings containing "neuron"): the
+# position of that argument. Strings there become Neuron strings, wherever other rules leave them.
+_NEURON_TYPED: dict[str, int] = {
+    "synchronize": 0,
+    "current_stream": 0,
+    "default_stream": 0,
+    "device": 0,
+    "get_device_properties": 0,
+    "Stream": 0,
+}
+
+
+def _device_string(rule: Rule, call: cst.Call, position: int) -> None:
+    # Positional only: device-strings (NRN101) ports a device= keyword in any call.
+    plain = [a for a in call.args if a.keyword is None and not a.star]
+    arg = plain[position] if position < len(plain) else None
+    if arg is None or not cuda_string(arg.value):
+        return
+    rule.replace(
+        arg.value,
+        lambda n: neuron_string(_expression(n)) if cuda_string(n) else n,
+        f"torch.neuron.{_call_name(call)} takes neuron devices only (ValueError for {_text(arg.value)}): device string -> neuron",
+    )
+
+
+def _call_name(call: cst.Call) -> str:
+    return (dotted(call.func) or "").split(".")[-1]
 
 
 def _stream(rule: Rule, call: cst.Call) -> bool:

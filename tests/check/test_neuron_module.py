@@ -195,6 +195,9 @@ with torch.cuda.device(device=local_rank):
     pass
 torch.cuda.init()
 assert torch.cuda.is_initialized()
+torch.cuda.synchronize("cuda:0")
+with torch.cuda.device("cuda:0"):
+    memory = torch.cuda.get_device_properties("cuda:0").total_memory
 """
 
 _EXEC = """
