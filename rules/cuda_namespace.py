@@ -19,50 +19,84 @@ from porter.rules._tables.cuda import (
     RENAMED,
     RENAMES,
 )
+from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted
 
 _PREFIX = "torch.cuda."
 
 
 class CudaNamespace(Rule):
-    """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``.
+    """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``, with arguments Neuron accepts.
 
     What it does:
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every name TorchNeuron provides with the
         same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
-        ``is_bf16_supported``), keeping the spelling the file uses (``th.cuda.X`` →
-        ``th.neuron.X``; ``from torch.cuda import X`` → ``torch.neuron.X`` with ``import torch``).
-        With ``--style accelerator`` it writes the device-generic ``torch.accelerator`` name where
-        torch 2.13 has one (``current_device`` -> ``current_device_index``, ``set_device`` ->
-        ``set_device_index``, ``mem_get_info`` -> ``get_memory_info``, memory counters, ...),
-        ``torch.Stream``/``torch.Event`` for streams and events, ``torch.manual_seed``/``torch.seed``
-        for seeds, and ``torch.get_device_module().X`` for the rest (``get_device_name``,
-        ``is_bf16_supported``, RNG state, ...). Deprecated ``memory_cached``/``max_memory_cached``
-        become ``memory_reserved``/``max_memory_reserved``. Names with no Neuron counterpart (``mem_get_info``,
-        ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA graphs, ``nvtx``,
-        ...) keep working code and get an NRN104 review marker.
+        ``is_bf16_supported``, ``init``/``is_initialized``), keeping the spelling the file uses
+        (``th.cuda.X`` → ``th.neuron.X``; ``from torch.cuda import X`` → ``torch.neuron.X`` with
+        ``import torch``). Where the Neuron signature differs it fixes the call's arguments
+        (``rules/_lib/neuron_args.py``): ``Stream(dev)`` → ``Stream(device=dev)``;
+        ``Event(..., interprocess=False)`` drops it; ``is_bf16_supported(including_emulation=...)``
+        → ``is_bf16_supported()``; ``get_device_name``/``set_device`` get an int or a
+        ``torch.device`` (``"cuda:1"`` → ``1``, ``f"cuda:{rank}"`` → ``rank``, ``None``/``"cuda"`` →
+        ``torch.neuron.current_device()``, a name the file only assigns device strings →
+        ``torch.device(name)``); ``set_rng_state(new_state=s)`` → ``(state=s)``;
+        ``device(device=i)`` → ``device(i)``. Calls the Neuron API cannot express keep their CUDA
+        spelling with an NRN104 marker: ``Event(interprocess=True)``, ``get_device_properties(i)``
+        whose result is read for anything but ``name``/``total_memory`` (``.major``, ``.minor``,
+        ``.multi_processor_count``). ``get_device_name(x)`` with an ``x`` not shown to be an int or
+        a ``torch.device`` is renamed with a marker. With ``--style accelerator`` it writes the
+        device-generic ``torch.accelerator`` name where torch 2.13 has one (``current_device`` ->
+        ``current_device_index``, ``set_device`` -> ``set_device_index``, ``mem_get_info`` ->
+        ``get_memory_info``, memory counters, ...), ``torch.Stream``/``torch.Event`` for streams and
+        events, ``torch.manual_seed``/``torch.seed`` for seeds, and ``torch.get_device_module().X``
+        for the rest (``get_device_name``, ``is_bf16_supported``, RNG state, ...); the argument
+        fixes are not applied there. Deprecated ``memory_cached``/``max_memory_cached`` become
+        ``memory_reserved``/``max_memory_reserved``. Names with no Neuron counterpart
+        (``mem_get_info``, ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA
+        graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker.
 
     Why:
-        TorchNeuron registers a real ``torch.neuron`` device module with these functions. On
-        Trainium ``torch.cuda.is_available()`` is False, so ``"cuda" if torch.cuda.is_available()
-        else "cpu"`` silently trains on the CPU; ``torch.cuda.synchronize()`` raises.
+        TorchNeuron registers a real ``torch.neuron`` device module with these functions
+        (``torch._register_device_module("neuron", neuron)`` in ``torch_neuronx/__init__.py``; the
+        functions in ``torch_neuronx/neuron.py``, public repository parmoham-aws/test-repo-parmoham,
+        a pre-release torch-neuronx import; each signature, with file, commit and function, is in
+        ``rules/_tables/neuron_api.py``). On Trainium ``torch.cuda.is_available()`` is False, so
+        ``"cuda" if torch.cuda.is_available() else "cpu"`` silently trains on the CPU;
+        ``torch.cuda.synchronize()`` raises. A rename alone can still crash: ``torch.neuron.Stream``
+        is ``def Stream(**kwargs)``, ``Event`` has no ``interprocess``, ``is_bf16_supported()``
+        takes no arguments, ``get_device_name`` raises ValueError for a str or None, ``set_device``
+        reads ``getattr(device, "index", device)`` and fails on a str, and the properties object
+        has only ``name`` (the instance type) and ``total_memory``.
         ``torch.neuron.memory_stats()`` has the same name but a different key schema (nested
         ``allocated_bytes``/``reserved_bytes`` dicts): code that looks up CUDA keys needs a review.
 
     Before:
         torch.cuda.manual_seed_all(seed)
         torch.cuda.synchronize()
+        side = torch.cuda.Stream(device)
+        print(torch.cuda.get_device_name("cuda:0"))
         peak = torch.cuda.max_memory_allocated() / 2**30
 
     After:
         torch.neuron.manual_seed_all(seed)
         torch.neuron.synchronize()
+        side = torch.neuron.Stream(device=device)
+        print(torch.neuron.get_device_name(0))
         peak = torch.neuron.max_memory_allocated() / 2**30
 
     Safety:
-        Safe for renames (same signatures per the torch-neuronx source snapshot; the snapshot
-        lacks ``get_rng_state_all``/``set_rng_state_all``, marked instead). Markers are review items.
+        Safe for renames and argument fixes whose result the Neuron source binds and accepts (the
+        table's signatures; ``tests/test_neuron_api.py`` checks every CUDA signature difference
+        has a fix here). What a name holds: an int literal or a name the file shows to hold an int
+        or named like an index (``local_rank``, ``device_id``) is an int; a ``torch.device(...)``
+        call, or a name every assignment in the file gives one, is a ``torch.device``; a name
+        every assignment gives a CUDA device string is a string. A name assigned elsewhere
+        (another module, a function argument) is not seen: ``get_device_name(x)`` then gets a
+        marker, and ``set_device(x)`` one when ``x`` is named like a device. ``Stream`` with a
+        positional priority is review (its range is checked in C++ code not read). The source is a
+        pre-release snapshot: the released 2.13.3/2.14.3 wheels were not read. The snapshot lacks
+        ``get_rng_state_all``/``set_rng_state_all``, marked instead. Markers are review items.
         Accelerator style: seeding through ``torch.manual_seed`` also reseeds the CPU generator
         (a review change); ``torch.get_device_module()`` is ``torch.cpu`` on a machine with no
         accelerator, where most of those names do not exist (as ``torch.cuda.X`` failed there).
@@ -74,7 +108,7 @@ class CudaNamespace(Rule):
     safety: ClassVar[Safety] = Safety.SAFE
     triggers: ClassVar[tuple[str, ...]] = ("cuda",)
     extra_codes: ClassVar[dict[str, str]] = {
-        "NRN104": "torch.cuda API with no Neuron equivalent: code kept, review marker added",
+        "NRN104": "torch.cuda API with no Neuron equivalent, or arguments torch.neuron rejects: review marker added",
     }
     order: ClassVar[int] = 20
 
@@ -92,6 +126,8 @@ class CudaNamespace(Rule):
             return
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return
+        if dotted(node) is None:
+            return  # ``torch.cuda.f(0).x``: the call's own name is ported, the attribute read is kept
         qualified = self.matches_prefix(node, _PREFIX)
         # The ancestor walk only for torch.cuda names (it was the rule's main cost on big files).
         if qualified is None or self._inside_import(node):
@@ -110,8 +146,12 @@ class CudaNamespace(Rule):
             self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
             return
         if self.options.style == "accelerator":
+            if rest == head:
+                port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
             return
+        if rest == head and not port_arguments(self, node, head):
+            return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
         if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
             self.mark(

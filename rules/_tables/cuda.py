@@ -1,7 +1,8 @@
 """The data table behind the ``torch.cuda.*`` → ``torch.neuron.*`` rule (NRN103/NRN104).
 
-``RENAMES``: names that exist under ``torch.neuron`` with the same meaning (facts §1.3, read from
-the torch-neuronx source snapshot). ``NO_EQUIVALENT``: names with no Neuron counterpart; the code
+``RENAMES``: names that exist under ``torch.neuron`` with the same meaning; each has an entry, with
+its signature and source, in ``rules/_tables/neuron_api.py`` (where a signature differs, cuda-namespace
+fixes the arguments: ``ARGUMENT_FIXES`` there). ``NO_EQUIVALENT``: names with no Neuron counterpart; the code
 is kept and marked for review with the note given. ``OWNED_ELSEWHERE``: prefixes other rules port
 (mixed precision, exceptions, legacy tensor types); this table leaves them alone.
 """
@@ -41,6 +42,8 @@ RENAMES: frozenset[str] = frozenset(
         "set_stream",
         "is_bf16_supported",
         "memory_stats",
+        "init",
+        "is_initialized",
     }
 )
 
@@ -75,8 +78,6 @@ NO_EQUIVALENT: dict[str, str] = {
     "can_device_access_peer": "peer access is a CUDA notion; Neuron collectives go through the 'neuron' process group",
     "comm": "torch.cuda.comm (DataParallel scatter/gather) is CUDA-only; use torch.distributed collectives with DDP",
     "nccl": "torch.cuda.nccl is CUDA-only; use torch.distributed with backend='neuron'",
-    "is_initialized": "not in the torch-neuronx snapshot; the Neuron runtime initialises lazily on first use",
-    "init": "not in the torch-neuronx snapshot; the Neuron runtime initialises lazily on first use, remove",
     "temperature": "GPU sensors have no torch.neuron API; use neuron-monitor outside the script",
     "power_draw": "GPU sensors have no torch.neuron API; use neuron-monitor outside the script",
     "clock_rate": "GPU sensors have no torch.neuron API; use neuron-monitor outside the script",
