@@ -190,7 +190,9 @@ class Migration:
             from porter.reports.json_report import RunRecord
             from porter.run.sinks.reports import Reports
 
-            record = RunRecord(command=["porter", "migrate", *options.paths])
+            from porter.reports.json_report import escaped
+
+            record = RunRecord(command=["porter", "migrate", *(escaped(path) for path in options.paths)])
             record.options = {key: value for key, value in self.config.values.items() if key != "cache-dir"}
             sinks.append(Reports(options.reports, record, outputs, self.stats))
         return sinks
