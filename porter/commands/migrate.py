@@ -1,9 +1,8 @@
 """``porter migrate``: show, apply or copy the port of files, trees and whole repositories.
 
-Click parsing and terminal rendering only; the pipeline is ``porter.run.migrate`` (the library
-call ``porter.api.migrate_paths``). The engine (and with it libcst) is imported lazily, by the
-batch runner, only for files the content cache does not know: a fully cached run loads neither
-libcst nor a process pool.
+Click parsing and terminal rendering only: the pipeline is ``porter.run.migrate`` (the library
+call ``porter.api.migrate_paths``), which imports libcst only for files the content cache does
+not know (a fully cached run loads neither libcst nor a process pool).
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from porter.run.migrate import FileOutcome, MigrateError, MigrateOptions, Migrat
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
 # [tool.porter] settings: a flag overrides the file only when given on the command line.
 _SETTINGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "cache_dir")
+_DIRECT = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")  # same name and type
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -103,12 +103,9 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
         signal.signal(signal.SIGTERM, previous_term)
         progress.stop()
     if interrupted:
-        verb = "ported" if flags["write"] or flags["out_dir"] else "would change"
-        click.echo(
-            f"porter: interrupted after {len(results)} of {migration.total} files; {summary(results, verb)} "
-            "Every file is either as it was or fully ported; run again to finish.",
-            err=True,
-        )
+        done = summary(results, "ported" if flags["write"] or flags["out_dir"] else "would change")
+        click.echo(f"porter: interrupted after {len(results)} of {migration.total} files; {done} "
+                   "Every file is either as it was or fully ported; run again to finish.", err=True)
         return EXIT_INTERRUPTED
     line = summary(results, "ported" if flags["write"] or flags["out_dir"] or flags["git_branch"] else "would change")
     if migration.stats.cache_hits:
@@ -122,30 +119,21 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
 
 
 def _options(ctx: click.Context, paths: tuple[str, ...], flags: dict[str, object]) -> MigrateOptions:
-    """The flags as library options; a setting flag counts only when the user gave it."""
-    given = {
-        name: flags[name]
-        for name in _SETTINGS
-        if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)
-    }
-    for name in ("select", "ignore"):
-        if name in given:
-            given[name] = codes(given[name])  # type: ignore[arg-type]
-    return MigrateOptions(
+    """The flags as library options; a [tool.porter] setting counts only when the user gave it."""
+    given: dict[str, object] = {name: flags[name] for name in _DIRECT}
+    for name in _SETTINGS:
+        if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            value = flags[name]
+            given[name] = codes(value) if isinstance(value, tuple) else value  # select, ignore
+    return MigrateOptions(  # type: ignore[arg-type]  # click has checked each flag's type
         paths=paths,
-        write=bool(flags["write"]),
-        out_dir=flags["out_dir"],  # type: ignore[arg-type]
-        git_branch=flags["git_branch"],  # type: ignore[arg-type]
-        allow_dirty=bool(flags["allow_dirty"]),
-        patch_file=flags["patch_file"],  # type: ignore[arg-type]
         reports=tuple(flags["reports"]),  # type: ignore[call-overload]
-        port_files=bool(flags["port_files"]),
         exclude=tuple(flags["exclude"]),  # type: ignore[call-overload]
         prefilter=not flags["no_prefilter"],
         diffs=bool(flags["show_diff"]) and not flags["quiet"],
         compile_insertion=False if flags["no_compile_insertion"] else None,
         cache=False if flags["no_cache"] else None,
-        **given,  # type: ignore[arg-type]
+        **given,
     )
 
 

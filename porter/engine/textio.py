@@ -141,7 +141,8 @@ def deferred_signals() -> Iterator[None]:
     caught: list[int] = []
     previous = {}
     for number in (signal.SIGINT, signal.SIGTERM):
-        previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
+        if signal.getsignal(number) is not None:  # None: a handler set outside Python, left alone
+            previous[number] = signal.signal(number, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:

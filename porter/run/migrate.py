@@ -148,7 +148,10 @@ class Migration:
                 if cache.warning:
                     self.say(f"porter: warning: {cache.warning}")
         for sink in sinks:
-            sink.finish()
+            try:
+                sink.finish()
+            except Exception as error:  # sources may be written already: report, never crash
+                self.outputs.fail(type(sink).__name__, f"porter: error: {type(sink).__name__} output failed: {type(error).__name__}: {error}")
 
     def _targets(self) -> list[tuple[Target, _Root]]:
         """Every file to port, with the input it came from."""
