@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import sys
 from dataclasses import replace
+from typing import cast
 
 import click
 from click.core import ParameterSource
@@ -21,10 +22,10 @@ from porter.reports.render import change_line, colour_diff, summary
 from porter.run.config import codes
 from porter.run.migrate import FileOutcome, MigrateError, MigrateOptions, Migration
 
-EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
-# [tool.porter] settings: a flag overrides the file only when given on the command line.
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130  # documented in the help below
 _SETTINGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "cache_dir")
 _DIRECT = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")  # same name and type
+# _SETTINGS are [tool.porter] settings: a flag overrides the file only when given on the command line.
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -93,8 +94,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
         for outcome in outcomes:
             progress.advance(outcome.result)
             _print(outcome, progress, bool(flags["quiet"]), colour)
-            # Keep counts, not bytes: a tree of thousands of files must not pile up in memory.
-            result = outcome.result
+            result = outcome.result  # kept without its bytes: thousands of files must not pile up
             results.append(replace(result, old=b"", new=b"") if isinstance(result, Success) else result)
     except KeyboardInterrupt:
         interrupted = True  # every write is a rename of a complete file: each is fully old or new
@@ -125,15 +125,15 @@ def _options(ctx: click.Context, paths: tuple[str, ...], flags: dict[str, object
         if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
             value = flags[name]
             given[name] = codes(value) if isinstance(value, tuple) else value  # select, ignore
-    return MigrateOptions(  # type: ignore[arg-type]  # click has checked each flag's type
+    return MigrateOptions(
         paths=paths,
-        reports=tuple(flags["reports"]),  # type: ignore[call-overload]
-        exclude=tuple(flags["exclude"]),  # type: ignore[call-overload]
+        reports=cast("tuple[str, ...]", flags["reports"]),  # click has checked each flag's type
+        exclude=cast("tuple[str, ...]", flags["exclude"]),
         prefilter=not flags["no_prefilter"],
         diffs=bool(flags["show_diff"]) and not flags["quiet"],
         compile_insertion=False if flags["no_compile_insertion"] else None,
         cache=False if flags["no_cache"] else None,
-        **given,
+        **given,  # type: ignore[arg-type]
     )
 
 

@@ -148,12 +148,12 @@ def deferred_signals() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-        for number in dict.fromkeys(caught):
-            handler = previous[number]
+        for signum in dict.fromkeys(caught):
+            handler = previous[signal.Signals(signum)]
             if callable(handler):
-                handler(number, None)
+                handler(signum, None)
             elif handler == signal.SIG_DFL:
-                os.kill(os.getpid(), number)
+                os.kill(os.getpid(), signum)
 
 
 def temp_beside(path: str) -> tuple[int, str]:

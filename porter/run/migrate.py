@@ -156,7 +156,7 @@ class Migration:
     def _targets(self) -> list[tuple[Target, _Root]]:
         """Every file to port, with the input it came from."""
         out = os.path.abspath(self.options.out_dir) if self.options.out_dir else None
-        accept = None
+        accept: Callable[[str], bool] | None = None
         if self.options.port_files:
             from porter.filetypes import handles as accept  # loads libcst (setup.py ports): opt-in
         found: list[tuple[Target, _Root]] = []
@@ -181,8 +181,8 @@ class Migration:
         if options.out_dir:
             from porter.run.sinks.mirror import Mirror
 
-            folders = [(root.path, root.out) for root in self.roots.values() if root.out and os.path.isdir(root.path)]
-            sinks.append(Mirror(options.out_dir, folders, outputs))
+            mirrored = [(root.path, root.out) for root in self.roots.values() if root.out and os.path.isdir(root.path)]
+            sinks.append(Mirror(options.out_dir, mirrored, outputs))
         if options.patch_file:
             from porter.run.sinks.patch import Patch, patch_base
 
