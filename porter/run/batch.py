@@ -119,9 +119,11 @@ def run_batch(
     cache: Cache | None = None,
     stats: Stats | None = None,
     on_start: Callable[[int], None] | None = None,
+    reparse: bool = True,
 ) -> Iterator[tuple[int, FileResult, bool]]:
     """Port ``targets`` (``options[i]`` for ``targets[i]``); yield ``(index, result, from_cache)``
-    in index order, streaming. ``on_start(total)`` is called once the work is about to begin."""
+    in index order, streaming. ``on_start(total)`` is called once the work is about to begin.
+    ``reparse``: a cached port is used only if its output parses (set when the run writes)."""
     import time
 
     stats = stats if stats is not None else Stats()
@@ -136,7 +138,7 @@ def run_batch(
         keyed = cache is not None and cache.enabled
         misses.append(Task(index, target.path, target.kind, target.explicit, options[index], keyed))
     if cache is not None and cache.enabled:
-        misses = _look_up(misses, cache, ready, stats)
+        misses = _look_up(misses, cache, ready, stats, reparse)
     # The pool starts before the caller's progress display (a thread): fork with no threads yet.
     pool = _pool(len(misses), jobs, stats)
     if pool is not None:  # workers read for themselves: nothing large crosses the pipe
@@ -173,7 +175,7 @@ def run_batch(
     stats.elapsed = time.perf_counter() - started
 
 
-def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats) -> list[Task]:
+def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats, reparse: bool) -> list[Task]:
     """Serve what the cache knows; return the tasks still to run (with their bytes while the
     kept total stays under ``KEEP_BYTES``)."""
     keyed: list[Task] = []
@@ -193,9 +195,9 @@ def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult,
         key = file_key(digest, task.options.cache_key(), key_kind(task))
         keyed.append(replace(task, key=key, digest=digest, data=data))
         if len(keyed) >= 500:
-            remaining.extend(_serve(keyed, cache, ready, stats))
+            remaining.extend(_serve(keyed, cache, ready, stats, reparse))
             keyed = []
-    remaining.extend(_serve(keyed, cache, ready, stats))
+    remaining.extend(_serve(keyed, cache, ready, stats, reparse))
     trimmed = []
     for task in remaining:  # bounded memory: beyond the budget a miss re-reads its file
         size = len(task.data or b"")
@@ -204,14 +206,14 @@ def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult,
     return trimmed
 
 
-def _serve(keyed: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats) -> list[Task]:
+def _serve(keyed: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats, reparse: bool) -> list[Task]:
     rows = cache.get_many([task.key for task in keyed if task.key])
     left: list[Task] = []
     for task in keyed:
         row = rows.get(task.key or "")
         result = None
         if row is not None and task.data is not None and task.digest is not None:
-            result = decode(row, task.path, task.data, task.digest, task.kind)
+            result = decode(row, task.path, task.data, task.digest, task.kind, reparse)
             if result is None:
                 cache.drop(row[0])  # damaged or not for these bytes: ported afresh
         if result is None:

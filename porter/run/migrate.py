@@ -134,7 +134,8 @@ class Migration:
         cache = self._cache()
         want_diff = self.options.diffs or self.options.patch_file is not None
         try:
-            batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start)
+            writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
+            batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start, writes)
             for index, result, cached in batch:
                 target, root = owned[index]
                 item = Item(target.path, target.relative, root.path, root.repo, root.out)
