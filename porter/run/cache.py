@@ -124,14 +124,15 @@ class Cache:
             return
         try:
             self._db = _open(self.path)
-        except sqlite3.DatabaseError as error:  # not a database, malformed: start anew
+        except sqlite3.Error as error:
+            if not _damaged(error):  # locked, unwritable ...: leave it alone
+                self._disable(f"cache disabled ({folder}: {error})")
+                return
             self._discard(f"cache discarded and started anew ({self.path}: {error})")
             try:
                 self._db = _open(self.path)
             except sqlite3.Error as again:
                 self._disable(f"cache disabled ({self.path}: {again})")
-        except sqlite3.Error as error:  # locked, unwritable ...: leave it alone
-            self._disable(f"cache disabled ({folder}: {error})")
 
     def _disable(self, why: str) -> None:
         self.warning = self.warning or why
@@ -170,11 +171,11 @@ class Cache:
                 query = f"SELECT key, meta, new, digest FROM results WHERE key IN ({marks})"
                 for key, meta, new, digest in self._db.execute(query, chunk):
                     found[key] = (key, meta, new, digest)
-        except sqlite3.DatabaseError as error:
-            self._discard(f"cache discarded (cannot read: {error}); files are ported afresh")
-            return {}
         except sqlite3.Error as error:
-            self._disable(f"cache disabled (cannot read: {error})")
+            if _damaged(error):
+                self._discard(f"cache discarded (cannot read: {error}); files are ported afresh")
+            else:
+                self._disable(f"cache disabled (cannot read: {error})")
             return {}
         return found
 
@@ -200,10 +201,11 @@ class Cache:
             self._db.executemany("DELETE FROM results WHERE key = ?", [(key,) for key in sorted(self._dropped)])
             self._db.executemany("INSERT OR REPLACE INTO results (key, meta, new, digest) VALUES (?, ?, ?, ?)", self._pending)
             self._db.execute("COMMIT")
-        except sqlite3.DatabaseError as error:
-            self._discard(f"cache discarded (cannot write: {error})")
         except sqlite3.Error as error:
-            self._disable(f"cache not written ({error})")
+            if _damaged(error):
+                self._discard(f"cache discarded (cannot write: {error})")
+            else:
+                self._disable(f"cache not written ({error})")
         self._pending.clear()
         self._dropped.clear()
 
@@ -212,6 +214,12 @@ class Cache:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _damaged(error: sqlite3.Error) -> bool:
+    """A database SQLite cannot make sense of (not a database, malformed), as opposed to one it
+    cannot use now (locked, unwritable: ``OperationalError``), which is left alone."""
+    return isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
 
 
 def _open(path: str) -> sqlite3.Connection:
