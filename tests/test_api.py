@@ -55,7 +55,7 @@ def test_stopping_early_finishes_no_sink(tree: Path, tmp_path: Path) -> None:
     options = MigrateOptions(paths=(str(tree),), out_dir=str(tmp_path / "out"), cache=False)
     outcomes = migrate_paths(options, lambda line: None)
     next(outcomes)
-    outcomes.close()  # type: ignore[attr-defined]
+    outcomes.close()
     assert not (tmp_path / "out" / "notes.txt").exists()
 
 

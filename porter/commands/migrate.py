@@ -89,7 +89,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     results: list[FileResult] = []
     interrupted = False
     previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
-    outcomes = iter(migration)
+    outcomes = migration.__iter__()  # a generator: closed on every way out
     try:
         for outcome in outcomes:
             progress.advance(outcome.result)
@@ -99,7 +99,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     except KeyboardInterrupt:
         interrupted = True  # every write is a rename of a complete file: each is fully old or new
     finally:
-        outcomes.close()  # type: ignore[attr-defined]
+        outcomes.close()
         signal.signal(signal.SIGTERM, previous_term)
         progress.stop()
     if interrupted:

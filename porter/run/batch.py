@@ -23,7 +23,7 @@ streams while the pool works and reads the same on every run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +120,7 @@ def run_batch(
     stats: Stats | None = None,
     on_start: Callable[[int], None] | None = None,
     reparse: bool = True,
-) -> Iterator[tuple[int, FileResult, bool]]:
+) -> Generator[tuple[int, FileResult, bool], None, None]:
     """Port ``targets`` (``options[i]`` for ``targets[i]``); yield ``(index, result, from_cache)``
     in index order, streaming. ``on_start(total)`` is called once the work is about to begin.
     ``reparse``: a cached port is used only if its output parses (set when the run writes)."""

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
 
 from porter.engine.options import Options
 from porter.engine.results import FileResult, Success
@@ -25,6 +27,9 @@ from porter.run.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel
 from porter.run.sinks import Item, Outputs, Sink, diff_label
 from porter.run.sinks.mirror import inside
 from porter.run.sinks.reports import REPORT_SUFFIXES
+
+if TYPE_CHECKING:
+    from porter.run.cache import Cache
 
 
 class MigrateError(Exception):
@@ -124,7 +129,7 @@ class Migration:
         self.jobs = effective_jobs(int(self.config["jobs"]))
         self.repos = _check_git(self.options, self.roots)
 
-    def __iter__(self) -> Iterator[FileOutcome]:
+    def __iter__(self) -> Generator[FileOutcome, None, None]:
         from porter.run.batch import run_batch
 
         owned = self._targets()
@@ -133,9 +138,9 @@ class Migration:
         sinks = self._sinks()
         cache = self._cache()
         want_diff = self.options.diffs or self.options.patch_file is not None
+        writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
+        batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start, writes)
         try:
-            writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
-            batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start, writes)
             for index, result, cached in batch:
                 target, root = owned[index]
                 item = Item(target.path, target.relative, root.path, root.repo, root.out)
@@ -144,6 +149,7 @@ class Migration:
                     result = sink.accept(item, result, diff)
                 yield FileOutcome(target.path, target.relative, root.path, root.repo, result, cached, diff)
         finally:
+            batch.close()  # stops a pool at once when the consumer stops early
             if cache is not None:
                 cache.close()
                 if cache.warning:
@@ -201,7 +207,7 @@ class Migration:
             sinks.append(Reports(options.reports, record, outputs, self.stats))
         return sinks
 
-    def _cache(self):  # type: ignore[no-untyped-def]
+    def _cache(self) -> Cache | None:
         if not self.config["cache"]:
             return None
         from porter.run.cache import Cache
@@ -209,7 +215,7 @@ class Migration:
         return Cache(self.config.cache_dir)
 
 
-def migrate_paths(options: MigrateOptions, say: Callable[[str], None] | None = None) -> Iterator[FileOutcome]:
+def migrate_paths(options: MigrateOptions, say: Callable[[str], None] | None = None) -> Generator[FileOutcome, None, None]:
     """Port ``options.paths``; yield each file's outcome as soon as it is known, in a stable
     order. Raises ``MigrateError`` before anything is done when the options are unusable."""
     yield from Migration(options, say or _to_stderr)
