@@ -36,7 +36,7 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 @click.command("migrate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
 @click.option("--write", "-w", is_flag=True, help="Apply the port in place (atomic per file).")
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), help="Write a complete, runnable copy under DIR: ported Python and notebooks, every other file copied as it is; with several folders given, one subfolder each.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), help="Write a complete, runnable copy under DIR: ported Python and notebooks, every other file copied as it is; with several folders given, one subfolder each. Modes and symbolic links are kept; DIR must not be, or contain, an input.")
 @click.option("--check", is_flag=True, help="Exit 1 when any file would change (for CI, pre-commit); writes nothing unless --write/--out. Review markers already present do not count.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated, repeatable): NRN1,NRN203.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Skip these rule codes or prefixes.")
