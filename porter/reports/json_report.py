@@ -49,11 +49,12 @@ class RunRecord:
     cache_hits: int = 0
 
     def add(self, result: FileResult, repo: str) -> None:
-        relative = _relative(result.path, repo)
+        relative = escaped(_relative(result.path, repo))
+        repo = escaped(repo)
         if isinstance(result, Success):
             self.files.append(FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative))))
         elif isinstance(result, Failure):
-            self.files.append(FileRecord(relative, repo, "failed", failure=result.reason, failure_kind=result.kind))
+            self.files.append(FileRecord(relative, repo, "failed", failure=escaped(result.reason), failure_kind=result.kind))
         else:
             skipped = result.skipped if isinstance(result, Unchanged) else None
             self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped))
@@ -64,6 +65,16 @@ class RunRecord:
 
     def changes(self, repo: str | None = None) -> list[Change]:
         return [change for record in self.files if repo in (None, record.repo) for change in record.changes]
+
+
+def escaped(text: str) -> str:
+    """``text`` fit for any report: the bytes of a name that is not UTF-8 (surrogate escapes)
+    written as ``\\xNN``, so every report is valid UTF-8 and names stay recognisable."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return text
 
 
 def _relative(path: str, repo: str) -> str:

@@ -5,7 +5,12 @@ as soon as every earlier target is done (a small reorder buffer over ``imap_unor
 streams while the pool works and reads the same on every run.
 
 1. With a cache, the main process reads and hashes each file and asks the cache; hits are done
-   without parsing. When everything hits, neither libcst nor a process pool is ever loaded.
+   without parsing, once the row passed its checks (``cache.decode``: digests of input, output
+   and row; the output parses) — a row that fails one is dropped and the file ported afresh.
+   When everything hits, neither libcst nor a process pool is ever loaded. Misses ported in this
+   process reuse the bytes, digest and ``@generated`` check of the look-up (up to
+   ``KEEP_BYTES``); a worker re-reads its file and re-hashes it only to be sure it ports the
+   bytes the key was made for.
 2. Misses go to a pool of ``jobs`` worker processes in chunks (``imap_unordered``); each worker
    reads its file itself (nothing large crosses the pipe to it) and returns the result and its
    cache key. Workers are replaced after a bounded number of files (``maxtasksperchild``), so
@@ -18,11 +23,11 @@ streams while the pool works and reads the same on every run.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from porter.run.cache import Cache, decode, file_key, with_path
+from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Unchanged
@@ -33,6 +38,8 @@ if TYPE_CHECKING:
 
 SMALL_BATCH = 12  # at most this many files to parse: no pool (worker start-up would dominate)
 FILES_PER_WORKER = 400  # a worker is replaced after about this many files (bounded memory)
+KEEP_BYTES = 32 << 20  # bytes read by the cache look-up kept for in-process misses (bounded memory)
+Keyed = tuple[str, str]  # (cache key, content digest of the bytes ported)
 
 
 @dataclass(frozen=True)
@@ -43,6 +50,9 @@ class Task:
     explicit: bool
     options: Options
     with_key: bool  # compute the cache key of the bytes actually ported
+    key: str | None = None  # the look-up's key and digest, when it read the file
+    digest: str | None = None
+    data: bytes | None = None  # the look-up's bytes (in-process misses only; never sent to a worker)
 
 
 @dataclass
@@ -67,16 +77,25 @@ def key_kind(task: Task) -> str:
     return f"file:{os.path.basename(parent)}/{name}".lower()
 
 
-def port_target(task: Task) -> tuple[int, FileResult, str | None]:
+def port_target(task: Task) -> tuple[int, FileResult, Keyed | None]:
     """Read, check and port one file (in a worker or in-process). Never raises for a bad file."""
-    try:
-        data = read_source(task.path, task.options.max_file_size)
-    except SourceError as error:
-        return task.index, Failure(task.path, str(error), kind="read"), None
-    key = file_key(data, task.options.cache_key(), key_kind(task)) if task.with_key else None
-    if not task.explicit and is_generated(data):
+    data = task.data
+    digest = task.digest
+    if data is None:
+        try:
+            data = read_source(task.path, task.options.max_file_size)
+        except SourceError as error:
+            return task.index, Failure(task.path, str(error), kind="read"), None
+        if task.with_key:
+            digest = content_digest(data)
+    looked_up = task.digest is not None and digest == task.digest  # same bytes the look-up checked
+    if not looked_up and not task.explicit and is_generated(data):
         return task.index, Unchanged(task.path, skipped="generated"), None
-    return task.index, port_bytes(data, task.path, task.kind, task.options), key
+    keyed: Keyed | None = None
+    if task.with_key and digest is not None:
+        key = task.key if looked_up and task.key else file_key(digest, task.options.cache_key(), key_kind(task))
+        keyed = (key, digest)
+    return task.index, port_bytes(data, task.path, task.kind, task.options), keyed
 
 
 def port_bytes(data: bytes, path: str, kind: str, options: Options) -> FileResult:
@@ -100,9 +119,11 @@ def run_batch(
     cache: Cache | None = None,
     stats: Stats | None = None,
     on_start: Callable[[int], None] | None = None,
-) -> Iterator[tuple[int, FileResult, bool]]:
+    reparse: bool = True,
+) -> Generator[tuple[int, FileResult, bool], None, None]:
     """Port ``targets`` (``options[i]`` for ``targets[i]``); yield ``(index, result, from_cache)``
-    in index order, streaming. ``on_start(total)`` is called once the work is about to begin."""
+    in index order, streaming. ``on_start(total)`` is called once the work is about to begin.
+    ``reparse``: a cached port is used only if its output parses (set when the run writes)."""
     import time
 
     stats = stats if stats is not None else Stats()
@@ -117,9 +138,11 @@ def run_batch(
         keyed = cache is not None and cache.enabled
         misses.append(Task(index, target.path, target.kind, target.explicit, options[index], keyed))
     if cache is not None and cache.enabled:
-        misses = _look_up(misses, cache, ready, stats)
+        misses = _look_up(misses, cache, ready, stats, reparse)
     # The pool starts before the caller's progress display (a thread): fork with no threads yet.
     pool = _pool(len(misses), jobs, stats)
+    if pool is not None:  # workers read for themselves: nothing large crosses the pipe
+        misses = [replace(task, data=None) for task in misses]
     if on_start is not None:
         on_start(len(targets))
     next_index = 0
@@ -143,7 +166,7 @@ def run_batch(
         elif not (isinstance(result, Failure) and result.kind == "read"):
             stats.parsed += 1
         if key is not None and cache is not None:
-            cache.put(key, result)
+            cache.put(key[0], result, key[1])
         ready[index] = (result, False)
         yield from drain()
     yield from drain()
@@ -152,10 +175,12 @@ def run_batch(
     stats.elapsed = time.perf_counter() - started
 
 
-def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats) -> list[Task]:
-    """Serve what the cache knows; return the tasks still to run."""
-    keyed: list[tuple[Task, str, bytes]] = []
+def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats, reparse: bool) -> list[Task]:
+    """Serve what the cache knows; return the tasks still to run (with their bytes while the
+    kept total stays under ``KEEP_BYTES``)."""
+    keyed: list[Task] = []
     remaining: list[Task] = []
+    kept = 0
     for task in tasks:
         try:
             data = read_source(task.path, task.options.max_file_size)
@@ -166,23 +191,35 @@ def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult,
             ready[task.index] = (Unchanged(task.path, skipped="generated"), False)
             stats.generated += 1
             continue
-        keyed.append((task, file_key(data, task.options.cache_key(), key_kind(task)), data))
+        digest = content_digest(data)
+        key = file_key(digest, task.options.cache_key(), key_kind(task))
+        keyed.append(replace(task, key=key, digest=digest, data=data))
         if len(keyed) >= 500:
-            remaining.extend(_serve(keyed, cache, ready, stats))
+            remaining.extend(_serve(keyed, cache, ready, stats, reparse))
             keyed = []
-    remaining.extend(_serve(keyed, cache, ready, stats))
-    return remaining
+    remaining.extend(_serve(keyed, cache, ready, stats, reparse))
+    trimmed = []
+    for task in remaining:  # bounded memory: beyond the budget a miss re-reads its file
+        size = len(task.data or b"")
+        kept += size
+        trimmed.append(task if kept <= KEEP_BYTES else replace(task, data=None))
+    return trimmed
 
 
-def _serve(keyed: list[tuple[Task, str, bytes]], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats) -> list[Task]:
-    rows = cache.get_many([key for _, key, _ in keyed])
+def _serve(keyed: list[Task], cache: Cache, ready: dict[int, tuple[FileResult, bool]], stats: Stats, reparse: bool) -> list[Task]:
+    rows = cache.get_many([task.key for task in keyed if task.key])
     left: list[Task] = []
-    for task, key, data in keyed:
-        row = rows.get(key)
-        if row is None:
+    for task in keyed:
+        row = rows.get(task.key or "")
+        result = None
+        if row is not None and task.data is not None and task.digest is not None:
+            result = decode(row, task.path, task.data, task.digest, task.kind, reparse)
+            if result is None:
+                cache.drop(row[0])  # damaged or not for these bytes: ported afresh
+        if result is None:
             left.append(task)
             continue
-        ready[task.index] = (with_path(decode(row, task.path, data), task.path), True)
+        ready[task.index] = (with_path(result, task.path), True)
         stats.cache_hits += 1
     return left
 
@@ -203,7 +240,7 @@ def _pool(misses: int, jobs: int, stats: Stats) -> _Pool | None:
     return _Pool(context.Pool(workers, maxtasksperchild=max(1, FILES_PER_WORKER // chunk)), chunk)
 
 
-def _execute(tasks: list[Task], pool: _Pool | None) -> Iterator[tuple[int, FileResult, str | None]]:
+def _execute(tasks: list[Task], pool: _Pool | None) -> Iterator[tuple[int, FileResult, Keyed | None]]:
     if pool is None:
         for task in tasks:
             yield port_target(task)

@@ -10,6 +10,12 @@ and the Changes, without the path: identical files share an entry) and parse fai
 syntax error stays one). Read/write/internal failures are not stored: they depend on the
 machine, not on the bytes.
 
+Never trusted more than the source: each row carries the SHA-256 of the input it was computed
+from, of its output, and of the whole row (key, metadata, output). A row is used only when all
+three match and a changed Python file's output still parses (``ast``, so no libcst), a
+notebook's still loads as JSON; any doubt drops the row and the file is ported afresh (one
+warning per run). A database SQLite cannot open or read is deleted and started anew.
+
 One SQLite file under the cache folder (default ``.porter_cache`` beside the pyproject.toml in
 use, else in the working directory; ``PORTER_CACHE_DIR`` or ``cache-dir`` move it). The cache is
 best-effort: a locked, corrupt or unwritable cache is ignored with one warning, never an error.
@@ -18,10 +24,12 @@ This module imports neither libcst nor the engine, so a fully cached run needs n
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
 import sqlite3
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import lru_cache
@@ -30,8 +38,9 @@ from porter import __version__
 from porter.engine.changes import Change, ImportSpec, Kind, Safety
 from porter.engine.results import Failure, FileResult, Success, Unchanged
 
-SCHEMA = 1
+SCHEMA = 2  # 2: rows carry input, output and row digests
 DB_NAME = f"results-v{SCHEMA}.sqlite"
+Row = tuple[str, str, bytes | None, str]  # key, meta (JSON), new bytes, row digest
 
 
 @lru_cache(maxsize=1)
@@ -77,12 +86,23 @@ def _plugins() -> list[str]:
     return sorted(found)
 
 
-def file_key(data: bytes, options_key: str, kind: str) -> str:
-    """The cache key of one file's bytes under one configuration."""
+def content_digest(data: bytes) -> str:
+    """SHA-256 of a file's bytes: computed once per file, the key is derived from it."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_key(input_digest: str, options_key: str, kind: str) -> str:
+    """The cache key of one file's bytes (given by their ``content_digest``) under one configuration."""
     digest = hashlib.sha256()
     digest.update(code_fingerprint().encode())
     digest.update(b"\0" + kind.encode() + b"\0" + options_key.encode() + b"\0")
-    digest.update(data)
+    digest.update(input_digest.encode())
+    return digest.hexdigest()
+
+
+def row_digest(key: str, meta: str, new: bytes | None) -> str:
+    digest = hashlib.sha256(key.encode() + b"\0" + meta.encode() + b"\0")
+    digest.update(b"-" if new is None else b"+" + new)
     return digest.hexdigest()
 
 
@@ -92,17 +112,27 @@ class Cache:
     def __init__(self, folder: str) -> None:
         self.folder = folder
         self.warning: str | None = None
-        self._pending: list[tuple[str, str, bytes | None]] = []
+        self.path = os.path.join(folder, DB_NAME)
+        self._pending: list[Row] = []
+        self._dropped: set[str] = set()  # keys of rows that failed a check: deleted at flush
         self._db: sqlite3.Connection | None = None
         try:
             os.makedirs(folder, exist_ok=True)
             _ignore_in_git(folder)
-            self._db = sqlite3.connect(os.path.join(folder, DB_NAME), timeout=5.0, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, meta TEXT NOT NULL, new BLOB)")
-        except (OSError, sqlite3.Error) as error:
+        except OSError as error:
             self._disable(f"cache disabled ({folder}: {error})")
+            return
+        try:
+            self._db = _open(self.path)
+        except sqlite3.Error as error:
+            if not _damaged(error):  # locked, unwritable ...: leave it alone
+                self._disable(f"cache disabled ({folder}: {error})")
+                return
+            self._discard(f"cache discarded and started anew ({self.path}: {error})")
+            try:
+                self._db = _open(self.path)
+            except sqlite3.Error as again:
+                self._disable(f"cache disabled ({self.path}: {again})")
 
     def _disable(self, why: str) -> None:
         self.warning = self.warning or why
@@ -112,52 +142,97 @@ class Cache:
             except sqlite3.Error:
                 pass
         self._db = None
+        self._pending.clear()
+
+    def _discard(self, why: str) -> None:
+        """A database SQLite cannot read: close and delete it (a cache holds nothing else)."""
+        self._disable(why)
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(self.path + suffix)
+            except OSError:
+                pass
 
     @property
     def enabled(self) -> bool:
         return self._db is not None
 
-    def get_many(self, keys: Sequence[str]) -> dict[str, tuple[str, bytes | None]]:
-        """Stored rows for the keys that have one (one query per 500 keys)."""
+    def get_many(self, keys: Sequence[str]) -> dict[str, Row]:
+        """Stored rows for the keys that have one (one query per 500 keys). Rows are not yet
+        checked: ``decode`` checks each against the file it is for."""
         if self._db is None or not keys:
             return {}
-        found: dict[str, tuple[str, bytes | None]] = {}
+        found: dict[str, Row] = {}
         unique = sorted(set(keys))
         try:
             for start in range(0, len(unique), 500):
                 chunk = unique[start : start + 500]
                 marks = ",".join("?" * len(chunk))
-                for key, meta, new in self._db.execute(f"SELECT key, meta, new FROM results WHERE key IN ({marks})", chunk):
-                    found[key] = (meta, new)
+                query = f"SELECT key, meta, new, digest FROM results WHERE key IN ({marks})"
+                for key, meta, new, digest in self._db.execute(query, chunk):
+                    found[key] = (key, meta, new, digest)
         except sqlite3.Error as error:
-            self._disable(f"cache disabled (cannot read: {error})")
+            if _damaged(error):
+                self._discard(f"cache discarded (cannot read: {error}); files are ported afresh")
+            else:
+                self._disable(f"cache disabled (cannot read: {error})")
             return {}
         return found
 
-    def put(self, key: str, result: FileResult) -> None:
-        row = encode(result)
+    def drop(self, key: str) -> None:
+        """Forget a row that failed a check (deleted at the next flush), with one warning per run."""
+        self._dropped.add(key)
+        self.warning = self.warning or "cache: damaged entries dropped; those files were ported afresh"
+
+    def put(self, key: str, result: FileResult, input_digest: str) -> None:
+        row = encode(key, result, input_digest)
         if row is not None and self._db is not None:
-            self._pending.append((key, *row))
+            self._dropped.discard(key)
+            self._pending.append(row)
             if len(self._pending) >= 500:
                 self.flush()
 
     def flush(self) -> None:
-        if self._db is None or not self._pending:
+        if self._db is None or not (self._pending or self._dropped):
             self._pending.clear()
             return
         try:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO results (key, meta, new) VALUES (?, ?, ?)", self._pending)
+            self._db.executemany("DELETE FROM results WHERE key = ?", [(key,) for key in sorted(self._dropped)])
+            self._db.executemany("INSERT OR REPLACE INTO results (key, meta, new, digest) VALUES (?, ?, ?, ?)", self._pending)
             self._db.execute("COMMIT")
         except sqlite3.Error as error:
-            self._disable(f"cache not written ({error})")
+            if _damaged(error):
+                self._discard(f"cache discarded (cannot write: {error})")
+            else:
+                self._disable(f"cache not written ({error})")
         self._pending.clear()
+        self._dropped.clear()
 
     def close(self) -> None:
         self.flush()
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def _damaged(error: sqlite3.Error) -> bool:
+    """A database SQLite cannot make sense of (not a database, malformed), as opposed to one it
+    cannot use now (locked, unwritable: ``OperationalError``), which is left alone."""
+    return isinstance(error, sqlite3.DatabaseError) and not isinstance(error, sqlite3.OperationalError)
+
+
+def _open(path: str) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS results (key TEXT PRIMARY KEY, meta TEXT NOT NULL, new BLOB, digest TEXT NOT NULL)")
+        db.execute("SELECT count(*) FROM results WHERE key = ''").fetchone()  # reads the schema and the index root
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
 
 
 def _ignore_in_git(folder: str) -> None:
@@ -168,36 +243,73 @@ def _ignore_in_git(folder: str) -> None:
             handle.write("# created by porter\n*\n")
 
 
-def encode(result: FileResult) -> tuple[str, bytes | None] | None:
-    """A row for ``result``, or None when it must not be cached."""
+def encode(key: str, result: FileResult, input_digest: str) -> Row | None:
+    """A row for ``result`` (ported from bytes whose ``content_digest`` is ``input_digest``),
+    or None when it must not be cached."""
+    meta: dict[str, object]
+    new: bytes | None = None
     if isinstance(result, Unchanged):
-        return json.dumps({"s": "u", "skip": result.skipped}), None
-    if isinstance(result, Failure):
+        meta = {"s": "u", "skip": result.skipped}
+    elif isinstance(result, Failure):
         if result.kind != "parse":
             return None
-        return json.dumps({"s": "f", "reason": result.reason, "kind": result.kind}), None
-    if isinstance(result, Success):
+        meta = {"s": "f", "reason": result.reason, "kind": result.kind}
+    elif isinstance(result, Success):
         changes = [
             [c.code, c.message, c.line, c.column, c.safety.value, c.kind.value, [[i.module, i.obj, i.asname] for i in c.imports]]
             for c in result.changes
         ]
-        return json.dumps({"s": "c", "enc": result.encoding, "changes": changes}), result.new
-    return None
+        new = result.new
+        meta = {"s": "c", "enc": result.encoding, "changes": changes, "out": content_digest(new)}
+    else:
+        return None
+    meta["in"] = input_digest
+    text = json.dumps(meta)
+    return key, text, new, row_digest(key, text, new)
 
 
-def decode(row: tuple[str, bytes | None], path: str, old: bytes) -> FileResult:
-    """The result a row stands for, for the file at ``path`` holding ``old``."""
-    meta = json.loads(row[0])
-    status = meta["s"]
-    if status == "u":
-        return Unchanged(path, skipped=meta.get("skip"))
-    if status == "f":
-        return Failure(path, meta["reason"], kind=meta["kind"])
-    changes = tuple(
-        Change(code, message, path, line, column, Safety(safety), Kind(kind), tuple(ImportSpec(*spec) for spec in imports))
-        for code, message, line, column, safety, kind, imports in meta["changes"]
-    )
-    return Success(path, old=old, new=row[1] or b"", encoding=meta["enc"], changes=changes)
+def decode(row: Row, path: str, old: bytes, input_digest: str, kind: str, reparse: bool = True) -> FileResult | None:
+    """The result ``row`` stands for, for the file at ``path`` holding ``old`` (of
+    ``content_digest`` ``input_digest``; ``kind`` as in the key), or None when the row fails a
+    check: damaged, for other bytes, or (``reparse``: the run writes it) an output that does not
+    parse. Never raises."""
+    key, text, new, digest = row
+    try:
+        if row_digest(key, text, new) != digest:
+            return None
+        meta = json.loads(text)
+        if meta["in"] != input_digest:
+            return None
+        status = meta["s"]
+        if status == "u":
+            return Unchanged(path, skipped=meta.get("skip"))
+        if status == "f":
+            return Failure(path, meta["reason"], kind=meta["kind"])
+        if status != "c" or new is None or new == old or content_digest(new) != meta["out"]:
+            return None
+        if reparse:
+            _check_output(new, meta["enc"], kind)
+        else:
+            new.decode(meta["enc"])
+        changes = tuple(
+            Change(code, message, path, line, column, Safety(safety), Kind(change_kind), tuple(ImportSpec(*spec) for spec in imports))
+            for code, message, line, column, safety, change_kind, imports in meta["changes"]
+        )
+        return Success(path, old=old, new=new, encoding=meta["enc"], changes=changes)
+    except Exception:  # any doubt: not used, ported afresh
+        return None
+
+
+def _check_output(new: bytes, encoding: str, kind: str) -> None:
+    """Raise unless ``new`` is what a port of this kind produces: Python that parses, a notebook
+    that loads, text in the file's encoding."""
+    text = new.decode(encoding)
+    if kind == "py":
+        with warnings.catch_warnings():  # a SyntaxWarning of the user's code is not ours to print
+            warnings.simplefilter("ignore")
+            ast.parse(text)
+    elif kind == "ipynb":
+        json.loads(text)
 
 
 def with_path(result: FileResult, path: str) -> FileResult:

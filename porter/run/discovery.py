@@ -15,6 +15,8 @@ import subprocess
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from porter.engine.textio import is_porter_temp
+
 PYTHON_SUFFIXES = (".py", ".pyi")
 NOTEBOOK_SUFFIXES = (".ipynb",)
 PORTED_SUFFIXES = PYTHON_SUFFIXES + NOTEBOOK_SUFFIXES
@@ -142,6 +144,8 @@ def _skipped_dir(folder: str, name: str) -> bool:
 
 
 def _wanted(path: str, suffixes: tuple[str, ...], accept: Callable[[str], bool] | None) -> bool:
+    if is_porter_temp(os.path.basename(path)):  # an interrupted porter's leftover: never a target
+        return False
     return path.endswith(suffixes) or (accept is not None and accept(path))
 
 
@@ -228,25 +232,30 @@ def _in_skipped_folder(root: str, relative: str, rejected: dict[str, bool]) -> b
 def tree_files(root: str, use_git: bool = True) -> list[str]:
     """Every file of the tree under ``root`` (relative paths) for a complete copy (``--out``).
 
-    Git's listing inside a work tree; otherwise a walk that leaves out version control, caches,
-    virtualenvs and links. Exclusions do not apply: an excluded file is copied unported.
+    Git's listing inside a work tree; otherwise a walk that leaves out version control, caches
+    and virtualenvs. Symbolic links (to files or folders) are listed, not followed: the copy
+    reproduces them as links. Porter's own temporary files are never listed. Exclusions do not
+    apply: an excluded file is copied unported.
     """
     listed = git_files(root) if use_git else None
     if listed is not None:
-        return [name for name in listed if os.path.isfile(os.path.join(root, name)) and not os.path.islink(os.path.join(root, name))]
+        return [
+            name
+            for name in listed
+            if not is_porter_temp(os.path.basename(name))
+            and (os.path.islink(os.path.join(root, name)) or os.path.isfile(os.path.join(root, name)))
+        ]
     found: list[str] = []
     for folder, dirs, files in os.walk(root, followlinks=False):
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
         dirs[:] = sorted(
             d
             for d in dirs
-            if d not in NEVER_COPIED_DIRS
-            and not os.path.islink(os.path.join(folder, d))
-            and not _is_virtualenv(os.path.join(folder, d))
+            if d not in NEVER_COPIED_DIRS and d not in links and not _is_virtualenv(os.path.join(folder, d))
         )
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                found.append(os.path.relpath(path, root))
+        for name in sorted([*files, *links]):
+            if not is_porter_temp(name):
+                found.append(os.path.relpath(os.path.join(folder, name), root))
     return found
 
 

@@ -1,0 +1,285 @@
+"""``migrate`` as a library call: ``migrate_paths(MigrateOptions(...))`` yields one
+``FileOutcome`` per file, in a stable order, while the results flow into the output sinks the
+options ask for (``porter.run.sinks``: in place, mirror tree, patch, git branch, reports).
+
+The pipeline, once per run: validate the options, load each input's configuration (once), check
+the git repositories (``--git-branch``), discover the files, then stream them through
+``run_batch`` (each file read, ``@generated``-checked and hashed once; the content cache
+consulted) and the sinks, file by file. After the last file each sink finishes (the rest of the
+mirror copied, the commits, the patch, the reports). A consumer that stops early (Ctrl-C) closes
+the generator: the cache is closed and no sink finishes. The engine is imported only for files
+the cache does not know. The ``porter migrate`` command only parses flags and renders outcomes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
+
+from porter.engine.options import Options
+from porter.engine.results import FileResult, Success
+from porter.run.config import Config, ConfigError, effective_jobs, load_config, to_options_fields
+from porter.run.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel
+from porter.run.sinks import Item, Outputs, Sink, diff_label
+from porter.run.sinks.mirror import inside
+from porter.run.sinks.reports import REPORT_SUFFIXES
+
+if TYPE_CHECKING:
+    from porter.run.cache import Cache
+
+
+class MigrateError(Exception):
+    """Bad options or configuration, or a ``--git-branch`` precondition: nothing was done."""
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    """What to port and where the results go. ``None`` settings keep the ``[tool.porter]`` value."""
+
+    paths: tuple[str, ...] = ()
+    write: bool = False  # replace each ported file in place
+    out_dir: str | None = None  # write a complete, runnable copy below this folder
+    git_branch: str | None = None  # per repository: a branch with the port committed
+    allow_dirty: bool = False
+    patch_file: str | None = None
+    reports: tuple[str, ...] = ()  # .json, .sarif, .md
+    port_files: bool = False  # also port non-Python files (requirements, launchers, configs)
+    exclude: tuple[str, ...] = ()  # globs, added to [tool.porter] exclude
+    prefilter: bool = True
+    diffs: bool = True  # compute FileOutcome.diff for changed files
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    style: str | None = None
+    all_files: bool | None = None
+    log_interval: int | None = None
+    compile_insertion: bool | None = None
+    max_file_size: int | None = None
+    jobs: int | None = None
+    cache_dir: str | None = None
+    cache: bool | None = None
+
+    def overrides(self) -> dict[str, object]:
+        """The settings given, as ``[tool.porter]`` keys (they win over the file)."""
+        given = {
+            "select": None if self.select is None else list(self.select),
+            "ignore": None if self.ignore is None else list(self.ignore),
+            "style": self.style,
+            "all": self.all_files,
+            "log-interval": self.log_interval,
+            "compile-insertion": self.compile_insertion,
+            "max-file-size": self.max_file_size,
+            "jobs": self.jobs,
+            "cache-dir": self.cache_dir,
+            "cache": self.cache,
+        }
+        return {key: value for key, value in given.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """One file's result after every sink saw it (a failed write is a ``Failure``)."""
+
+    path: str
+    relative: str
+    root: str
+    repo: str
+    result: FileResult
+    cached: bool = False
+    diff: str = ""  # the unified diff of a changed file, labelled with its path (``diffs``)
+
+
+@dataclass
+class _Root:
+    path: str
+    config: Config
+    options: Options
+    exclude: tuple[str, ...]
+    repo: str  # git top folder, or the folder itself (a file's folder)
+    git: str | None  # the git top folder, if any
+    out: str | None = None
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+class Migration:
+    """A prepared run (options checked, configuration loaded, git checked): iterate it for the
+    outcomes; ``total``, ``stats`` and ``outputs.failed`` tell the rest. ``say`` receives the
+    lines that are not a file's result (cache warnings, commits, outputs that failed)."""
+
+    def __init__(
+        self, options: MigrateOptions, say: Callable[[str], None] = _to_stderr, on_start: Callable[[int], None] | None = None
+    ) -> None:
+        from porter.run.batch import Stats
+
+        self.options = options
+        self.say = say
+        self.on_start = on_start
+        self.total = 0
+        self.stats = Stats()
+        self.outputs = Outputs(self.say)
+        self.roots = _prepare(self.options)
+        first = next(iter(self.roots.values()), None)
+        self.config = first.config if first else load_config(None).with_overrides(self.options.overrides())
+        self.jobs = effective_jobs(int(self.config["jobs"]))
+        self.repos = _check_git(self.options, self.roots)
+
+    def __iter__(self) -> Generator[FileOutcome, None, None]:
+        from porter.run.batch import run_batch
+
+        owned = self._targets()
+        self.total = len(owned)
+        targets = [target for target, _ in owned]
+        sinks = self._sinks()
+        cache = self._cache()
+        want_diff = self.options.diffs or self.options.patch_file is not None
+        writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
+        batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start, writes)
+        try:
+            for index, result, cached in batch:
+                target, root = owned[index]
+                item = Item(target.path, target.relative, root.path, root.repo, root.out)
+                diff = result.diff(diff_label(target.path)) if want_diff and isinstance(result, Success) else ""
+                for sink in sinks:
+                    result = sink.accept(item, result, diff)
+                yield FileOutcome(target.path, target.relative, root.path, root.repo, result, cached, diff)
+        finally:
+            batch.close()  # stops a pool at once when the consumer stops early
+            if cache is not None:
+                cache.close()
+                if cache.warning:
+                    self.say(f"porter: warning: {cache.warning}")
+        for sink in sinks:
+            try:
+                sink.finish()
+            except Exception as error:  # sources may be written already: report, never crash
+                self.outputs.fail(type(sink).__name__, f"porter: error: {type(sink).__name__} output failed: {type(error).__name__}: {error}")
+
+    def _targets(self) -> list[tuple[Target, _Root]]:
+        """Every file to port, with the input it came from."""
+        out = os.path.abspath(self.options.out_dir) if self.options.out_dir else None
+        accept: Callable[[str], bool] | None = None
+        if self.options.port_files:
+            from porter.filetypes import handles as accept  # loads libcst (setup.py ports): opt-in
+        found: list[tuple[Target, _Root]] = []
+        for raw, root in self.roots.items():
+            for target in discover([raw], PORTED_SUFFIXES, root.exclude, use_git=True, accept=accept):
+                if out is not None and not target.explicit and inside(os.path.abspath(target.path), out):
+                    continue  # never port the output of an earlier run into itself
+                found.append((target, root))
+        return found
+
+    def _sinks(self) -> list[Sink]:
+        options, outputs = self.options, self.outputs
+        sinks: list[Sink] = []
+        if options.git_branch:
+            from porter.run.sinks.gitbranch import GitBranch
+
+            sinks.append(GitBranch(options.git_branch, self.repos, outputs))
+        elif options.write:
+            from porter.run.sinks.inplace import InPlace
+
+            sinks.append(InPlace())
+        if options.out_dir:
+            from porter.run.sinks.mirror import Mirror
+
+            mirrored = [(root.path, root.out) for root in self.roots.values() if root.out and os.path.isdir(root.path)]
+            sinks.append(Mirror(options.out_dir, mirrored, outputs))
+        if options.patch_file:
+            from porter.run.sinks.patch import Patch, patch_base
+
+            roots = list(self.roots.values())
+            folders = [root.path if os.path.isdir(root.path) else os.path.dirname(root.path) or "." for root in roots]
+            sinks.append(Patch(options.patch_file, patch_base(folders, [root.git for root in roots]), outputs))
+        if options.reports:
+            from porter.reports.json_report import RunRecord
+            from porter.run.sinks.reports import Reports
+
+            from porter.reports.json_report import escaped
+
+            record = RunRecord(command=["porter", "migrate", *(escaped(path) for path in options.paths)])
+            record.options = {key: value for key, value in self.config.values.items() if key != "cache-dir"}
+            sinks.append(Reports(options.reports, record, outputs, self.stats))
+        return sinks
+
+    def _cache(self) -> Cache | None:
+        if not self.config["cache"]:
+            return None
+        from porter.run.cache import Cache
+
+        return Cache(self.config.cache_dir)
+
+
+def migrate_paths(options: MigrateOptions, say: Callable[[str], None] | None = None) -> Generator[FileOutcome, None, None]:
+    """Port ``options.paths``; yield each file's outcome as soon as it is known, in a stable
+    order. Raises ``MigrateError`` before anything is done when the options are unusable."""
+    yield from Migration(options, say or _to_stderr)
+
+
+def _prepare(options: MigrateOptions) -> dict[str, _Root]:
+    if options.write and options.out_dir:
+        raise MigrateError("--write and --out are exclusive: port in place, or into a mirror tree")
+    if options.git_branch and options.out_dir:
+        raise MigrateError("--git-branch commits the port in place; it cannot be combined with --out")
+    if options.allow_dirty and not options.git_branch:
+        raise MigrateError("--allow-dirty only applies with --git-branch")
+    for report in options.reports:
+        if not report.lower().endswith(REPORT_SUFFIXES):
+            raise MigrateError(f"--report {report}: unknown format (use .json, .sarif or .md)")
+    overrides = options.overrides()
+    try:
+        roots = {raw: _root(raw, overrides, options) for raw in dict.fromkeys(options.paths)}
+    except ConfigError as error:
+        raise MigrateError(str(error)) from None
+    if options.out_dir:
+        _assign_out(list(roots.values()), options.out_dir)
+    return roots
+
+
+def _root(raw: str, overrides: dict[str, object], options: MigrateOptions) -> _Root:
+    config = load_config(raw).with_overrides(overrides)
+    engine = Options(prefilter=options.prefilter, **to_options_fields(config))
+    exclude = tuple(config["exclude"]) + tuple(options.exclude)
+    normalized = os.path.normpath(raw)
+    folder = normalized if os.path.isdir(normalized) else (os.path.dirname(normalized) or ".")
+    repo = git_toplevel(folder) if os.path.exists(folder) else None
+    return _Root(normalized, config, engine, exclude, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
+
+
+def _assign_out(roots: list[_Root], out_dir: str) -> None:
+    out = os.path.realpath(out_dir)
+    for root in roots:
+        folder = os.path.realpath(root.path if os.path.isdir(root.path) else os.path.dirname(root.path) or ".")
+        if inside(folder, out):  # the copy would land on (or among) the sources it copies
+            raise MigrateError(f"--out {out_dir}: the output folder is, or contains, the input {root.path}; choose another folder")
+    folders = [root for root in roots if os.path.isdir(root.path)]
+    for root in roots:
+        if root not in folders or len(folders) == 1:
+            root.out = out_dir  # a file lands at DIR/<its name>
+        else:
+            root.out = os.path.join(out_dir, os.path.basename(os.path.abspath(root.path)))
+    names = [root.out for root in folders]
+    if len(folders) > 1 and len(set(names)) != len(names):
+        raise MigrateError("--out: two folders given have the same name; port them in separate runs")
+
+
+def _check_git(options: MigrateOptions, roots: dict[str, _Root]) -> list[str]:
+    if not options.git_branch:
+        return []
+    from porter.run.gitops import GitError, check_ready
+
+    for root in roots.values():
+        if root.git is None:
+            raise MigrateError(f"--git-branch: {root.path} is not inside a git work tree")
+    repos = sorted({root.repo for root in roots.values()})
+    for repo in repos:
+        try:
+            check_ready(repo, options.git_branch, options.allow_dirty)
+        except GitError as error:
+            raise MigrateError(str(error)) from None
+    return repos
