@@ -56,3 +56,14 @@ def test_rules_lists_the_catalogue(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rules"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert listed == list(catalogue())
+
+
+def test_reports_describe_file_type_codes_too() -> None:
+    from porter.reports.markdown import _summaries
+    from porter.reports.sarif import _rules
+
+    sarif = {rule["id"]: rule for rule in _rules()}
+    for code in FILE_DOCS:
+        assert sarif[code]["shortDescription"] == {"text": FILE_DOCS[code].summary}
+        assert "What it does:" in sarif[code]["help"]["text"]  # type: ignore[index]
+        assert _summaries()[code] == FILE_DOCS[code].summary

@@ -12,14 +12,10 @@ from porter.reports.json_report import RunRecord, repo_summary
 
 def _summaries() -> dict[str, str]:
     try:
-        from porter.engine.registry import all_rules
+        from porter.engine.registry import catalogue
     except Exception:  # pragma: no cover - the report must not fail on a broken plugin
         return {}
-    found: dict[str, str] = {}
-    for rule in all_rules():
-        found[rule.code] = rule.summary
-        found.update(rule.extra_codes)
-    return found
+    return {code: info.summary for code, info in catalogue().items()}
 
 
 def _cell(text: str) -> str:

@@ -10,7 +10,6 @@ invocation (a failure is porter's problem with the file, not a finding in it).
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
@@ -23,27 +22,25 @@ INFORMATION_URI = "https://github.com/aws-neuron/porter"
 
 
 def _rules() -> list[dict[str, object]]:
-    from porter.engine.registry import all_rules  # the rule docs: only needed when a SARIF is written
+    # Every code porter can emit (rules, their review codes, file-type codes): the code catalogue,
+    # only loaded when a SARIF is written.
+    from porter.engine.registry import catalogue
 
     described: list[dict[str, object]] = []
-    for rule in all_rules():
-        doc = inspect.cleandoc(rule.__doc__ or "")
-        for code in rule.all_codes():
-            summary = rule.summary if code == rule.code else rule.extra_codes[code]
-            level = "warning" if code != rule.code or rule.safety is Safety.REVIEW else "note"
-            text = f"{code} ({rule.name}): {summary}\n\n{doc}"
-            described.append(
-                {
-                    "id": code,
-                    "name": rule.name,
-                    "shortDescription": {"text": summary},
-                    "fullDescription": {"text": summary if code != rule.code else (doc.split("\n\n")[0] or summary)},
-                    "help": {"text": text, "markdown": f"**{code}** ({rule.name}): {summary}\n\n```text\n{doc}\n```"},
-                    "defaultConfiguration": {"level": level},
-                    "properties": {"tags": ["porter", "neuron", "trainium"], "safety": "review" if level == "warning" else "safe"},
-                }
-            )
-    return sorted(described, key=lambda rule: str(rule["id"]))
+    for code, info in catalogue().items():
+        level = "warning" if info.safety is Safety.REVIEW else "note"
+        described.append(
+            {
+                "id": code,
+                "name": info.name,
+                "shortDescription": {"text": info.summary},
+                "fullDescription": {"text": info.doc.split("\n\n")[0] or info.summary},
+                "help": {"text": f"{info.title}\n\n{info.doc}", "markdown": f"**{code}** ({info.name}): {info.summary}\n\n```text\n{info.doc}\n```"},
+                "defaultConfiguration": {"level": level},
+                "properties": {"tags": ["porter", "neuron", "trainium"], "safety": info.safety.value},
+            }
+        )
+    return described
 
 
 def to_sarif(record: RunRecord) -> dict[str, object]:

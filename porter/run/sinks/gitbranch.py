@@ -59,10 +59,6 @@ class GitBranch(Sink):
 
 
 def _code_summaries() -> dict[str, str]:
-    from porter.engine.registry import all_rules
+    from porter.engine.registry import catalogue
 
-    found: dict[str, str] = {}
-    for rule in all_rules():
-        found[rule.code] = rule.summary
-        found.update(rule.extra_codes)
-    return found
+    return {code: info.summary for code, info in catalogue().items()}
