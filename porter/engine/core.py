@@ -143,14 +143,14 @@ def _port_module(
     new = new_module.bytes
     if new == data:
         return Unchanged(path)
-    kept = _keep_unowned_bytes(data, module.bytes, new)
-    if kept is None:
+    restored = _keep_unowned_bytes(data, module.bytes, new)
+    if restored is None:
         return Failure(
             path,
             "libcst does not reproduce this file byte for byte (outside the ported code); left as it was",
             kind="parse",
         )
-    new = kept
+    new = restored
     try:
         cst.parse_module(new)
     except Exception as error:

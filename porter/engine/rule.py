@@ -118,7 +118,7 @@ class FileMetadata(Mapping[type, Mapping[cst.CSTNode, object]]):
         wrapper = context.wrapper
         self._values: dict[type, Mapping[cst.CSTNode, object]] = {
             ParentNodeProvider: context.tree.parents,
-            QualifiedNameProvider: LazyQualifiedNames(context.tree, lambda: wrapper.resolve(QualifiedNameProvider)),
+            QualifiedNameProvider: LazyQualifiedNames(context.tree, lambda: wrapper.resolve(QualifiedNameProvider)),  # type: ignore[arg-type]
         }
 
     def __getitem__(self, provider: type) -> Mapping[cst.CSTNode, object]:

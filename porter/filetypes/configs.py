@@ -140,7 +140,7 @@ class ConfigPort:
     def fp16_block(self, mapping: Node, key: Node, block: Node) -> None:
         """DeepSpeed ``"fp16": {"enabled": true, ...}`` -> bf16 (``"auto"`` is left to TrainingArguments)."""
         enabled = block.get("enabled")
-        if not _true(enabled):
+        if enabled is None or not _true(enabled):
             return
         message = "fp16 -> bf16: DeepSpeed bf16 needs no loss scaling (review the loss-scale settings)"
         bf16 = mapping.get("bf16") or mapping.get("bfloat16")

@@ -385,7 +385,7 @@ def port_setup_cfg(doc: Doc) -> None:
         if not body[0].isspace():
             key = _CFG_KEY.match(body)
             collecting = bool(key) and (
-                (section == "options" and key.group(1) in ("install_requires", "setup_requires"))
+                (section == "options" and key is not None and key.group(1) in ("install_requires", "setup_requires"))
                 or section == "options.extras_require"
             )
             if collecting and key and key.group(2).strip():

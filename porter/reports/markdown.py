@@ -31,7 +31,7 @@ def render(record: RunRecord) -> str:
     for repo in record.repos:
         s = repo_summary(record, repo)
         e = s["effort"]
-        review = s["by_safety"].get("review", 0)  # type: ignore[union-attr]
+        review = s["by_safety"].get("review", 0)  # type: ignore[attr-defined]
         out.append(
             f"| `{_cell(repo)}` | {s['files']} | {s['changed']} | {s['changes']} | {review} | {e['markers']} | {s['failed']} | {e['level']} ({e['score']}) |"  # type: ignore[index]
         )

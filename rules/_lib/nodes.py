@@ -12,8 +12,8 @@ def string_value(node: cst.CSTNode) -> str | None:
         value = node.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(node, cst.ConcatenatedString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
+        joined = node.evaluated_value
+        return joined if isinstance(joined, str) else None
     return None
 
 

@@ -145,9 +145,9 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         for node in self._index.preorder:
             kind = type(node)
             if kind is cst.Name:
-                if self._binds(node, parents):
+                if self._binds(node, parents):  # type: ignore[arg-type]
                     bound.add(node.value)  # type: ignore[attr-defined]
-                    if not self._binds_at_module_level(node, parents):
+                    if not self._binds_at_module_level(node, parents):  # type: ignore[arg-type]
                         self._bound_inside.add(node.value)  # type: ignore[attr-defined]
             elif kind is cst.Import or kind is cst.ImportFrom:
                 if isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]

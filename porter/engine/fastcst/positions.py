@@ -40,7 +40,7 @@ class StatementPositions:
         parent = self._parents.get(top)
         while parent is not None and parent is not module:
             top, parent = parent, self._parents.get(parent)
-        number = self._index.get(top)  # type: ignore[arg-type]
+        number = self._index.get(top)  # type: ignore[call-overload]
         if parent is None or number is None:  # module header/footer lines, or not in this tree
             return self._whole(node)
         while len(self._starts) <= number:
