@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch
 from porter.rules._lib.device import torch_ref
 from porter.rules._tables.cuda import (
     ACCELERATOR,
@@ -22,6 +23,9 @@ from porter.rules._tables.cuda import (
 from porter.rules._lib.nodes import dotted
 
 _PREFIX = "torch.cuda."
+# Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,
+# where torch.neuron.X is an AttributeError without torch-neuronx: facts §0.1).
+_AVAILABILITY = frozenset({"is_available", "device_count"})
 
 
 class CudaNamespace(Rule):
@@ -100,6 +104,11 @@ class CudaNamespace(Rule):
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
             return
+        if head in _AVAILABILITY and self._guards_cuda_only(node):
+            return
+        if head in _AVAILABILITY:
+            self._port_to_accelerator(node, head, rest)
+            return
         if self.options.style == "accelerator" and head in ACCELERATOR_ONLY:
             self._port_to_accelerator(node, head, rest)
             return
@@ -119,6 +128,28 @@ class CudaNamespace(Rule):
                 "torch.neuron.memory_stats() keys differ from CUDA's (nested allocated_bytes/reserved_bytes dicts)",
                 code="NRN104",
             )
+
+    def _guards_cuda_only(self, node: cst.CSTNode) -> bool:
+        """A test whose branch calls CUDA-only code (``nn.DataParallel``, a ``torch.cuda`` name with
+        no Neuron equivalent): porting the test would make that branch run, and fail, on Neuron.
+        The test is kept (it stays false there) and marked."""
+        guard = guarded_branch(self, node)
+        if guard is None:
+            return False
+        for inner in branch_nodes(self, guard):
+            if not isinstance(inner, (cst.Attribute, cst.Name)):
+                continue
+            if self.matches(inner, *DATA_PARALLEL):
+                culprit = "nn.DataParallel (single-process multi-device, CUDA-only): port it to DDP + torchrun"
+                break
+            qualified = self.matches_prefix(inner, _PREFIX)
+            if qualified is not None and qualified[len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
+                culprit = f"{qualified} (no Neuron equivalent)"
+                break
+        else:
+            return False
+        self.mark(node, f"CUDA test kept so its branch stays off on Neuron: the branch uses {culprit}", code="NRN104")
+        return True
 
     def _inside_import(self, node: cst.CSTNode) -> bool:
         return any(isinstance(ancestor, (cst.Import, cst.ImportFrom)) for ancestor in self.ancestors(node))

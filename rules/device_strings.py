@@ -24,6 +24,8 @@ from porter.rules._lib.device import (
     torch_ref,
 )
 from porter.rules._lib.args import positional
+from porter.rules._lib.integers import NoneNames
+from porter.rules._lib.branches import is_availability_test, under_availability_test
 from porter.rules._lib.nodes import method_name, string_value
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
@@ -45,6 +47,9 @@ _NEGATED: dict[type, type] = {
     cst.In: cst.NotIn,
     cst.NotIn: cst.In,
 }
+
+# String methods whose first argument, on a device-named receiver, is a device spelling.
+_STRING_METHODS = frozenset({"startswith", "endswith", "replace", "removeprefix", "split", "partition"})
 
 # Callables whose first positional argument is a device (or device type).
 _DEVICE_FIRST_ARG = frozenset(
@@ -152,6 +157,8 @@ class DeviceStrings(Rule):
             return index
         text = self.context.module.code_for_node(index)
         quote = "'" if '"' in text else '"'
+        if self.analysis(NoneNames).may_be_none(self, index):  # storage.cuda(None): the current device
+            return cst.parse_expression(f'"neuron" if {text} is None else f{quote}neuron:{{{text}}}{quote}')
         return cst.parse_expression(f"f{quote}neuron:{{{text}}}{quote}")
 
     def _accelerator_index(self, index: cst.BaseExpression) -> str:
@@ -161,7 +168,7 @@ class DeviceStrings(Rule):
     def _consider(self, node: cst.BaseExpression) -> None:
         if self._template(node):
             return
-        if not cuda_string(node):
+        if not cuda_string(node) and not (string_value(node) == "cuda:" and self._string_method_argument(node)):
             return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
@@ -254,13 +261,23 @@ class DeviceStrings(Rule):
         child: cst.CSTNode = node
         parent = self.parent(child)
         # Climb through conditional expressions and or-defaults: "cuda" if ok else "cpu", dev or "cuda".
+        chosen_on_neuron = False  # the value a ported availability test now selects
         while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
             if isinstance(parent, cst.IfExp) and parent.test is child:
                 return False
+            if isinstance(parent, cst.IfExp) and parent.body is child and is_availability_test(self, parent.test):
+                chosen_on_neuron = True
             child, parent = parent, self.parent(parent)
         if isinstance(parent, cst.Arg):
             return self._device_argument(parent)
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)):
+            # A value assigned or returned where a ported availability test picks it is a device
+            # on Neuron now: ``arg = "cuda:0"`` under ``if torch.cuda.is_available():``.
+            if chosen_on_neuron or under_availability_test(self, parent):
+                return True
+            if isinstance(parent, cst.Return):
+                function = next((a for a in self.ancestors(parent) if isinstance(a, cst.FunctionDef)), None)
+                return function is not None and device_named(function.name)  # def get_device(): return "cuda"
             targets = (
                 [target.target for target in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
             )
@@ -272,12 +289,44 @@ class DeviceStrings(Rule):
             # map_location={"cuda:0": "cuda:1"}: keys name where the checkpoint was saved (kept),
             # values where to load it (ported).
             return (key is not None and bool(DEVICE_NAME.search(key))) or self._map_location_dict(parent)
+        if isinstance(parent, cst.Element):
+            # in ("cuda", "xpu") / in {"cuda"} / in ["cuda"]: the container is the comparator.
+            container = self.parent(parent)
+            target = self.parent(container) if isinstance(container, (cst.Tuple, cst.Set, cst.List)) else None
+            comparison = self.parent(target) if isinstance(target, cst.ComparisonTarget) else None
+            return (
+                isinstance(comparison, cst.Comparison)
+                and isinstance(target.operator, (cst.In, cst.NotIn))  # type: ignore[union-attr]
+                and self._device_comparison(comparison)
+            )
+        if isinstance(parent, cst.MatchValue):
+            return self._device_match(parent)
         if isinstance(parent, cst.Comparison):
             return self._device_comparison(parent)
         if isinstance(parent, cst.ComparisonTarget):
             comparison = self.parent(parent)
             return isinstance(comparison, cst.Comparison) and self._device_comparison(comparison)
         return False
+
+    def _device_match(self, pattern: cst.MatchValue) -> bool:
+        """``match device: case "cuda":``: a literal pattern compared with a device-named subject."""
+        node: cst.CSTNode | None = self.parent(pattern)
+        while isinstance(node, (cst.MatchOrElement, cst.MatchOr, cst.MatchAs)):
+            node = self.parent(node)
+        match = self.parent(node) if isinstance(node, cst.MatchCase) else None
+        return isinstance(match, cst.Match) and device_named(match.subject)
+
+    def _string_method_argument(self, node: cst.CSTNode) -> bool:
+        """The first argument of ``device.startswith(...)``/``.replace(...)`` on a device-named value."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in _STRING_METHODS
+            and positional(call, 0) is arg
+            and device_named(call.func.value)
+        )
 
     def _is_key(self, node: cst.CSTNode) -> bool:
         """A dict key (``map_location={f"cuda:{old}": ...}`` names where tensors were saved)."""
@@ -307,6 +356,8 @@ class DeviceStrings(Rule):
             return False
         if positional(call, 0) is not arg:
             return False
+        if self._string_method_argument(arg.value):
+            return True
         return method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG)
 
     def _device_comparison(self, comparison: cst.Comparison) -> bool:
