@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.engine.changes import Safety
+from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.args import positional
@@ -126,6 +126,8 @@ class DistBackend(Rule):
         name, imports = torch_ref(self.context.module)
         message = "dist.is_nccl_available() -> torch.accelerator.is_available() (no NCCL on Trainium; 'neuron' needs the device)"
         self.replace(node, cst.parse_expression(f"{name}.accelerator.is_available()"), message, imports=imports)
+        if isinstance(node.func, cst.Name):  # from torch.distributed import is_nccl_available
+            self.drop_import_if_unused(ImportSpec("torch.distributed", "is_nccl_available"))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "NCCL" or not self.matches(node, "torch.distributed.Backend.NCCL"):
