@@ -53,7 +53,11 @@ class CudaMethod(Rule):
         With ``--style accelerator``: ``x.cuda()`` → ``x.to(torch.accelerator.current_accelerator())``
         and ``x.cuda(i)`` → ``x.to(i)`` (an integer device is an index of the current accelerator).
         ``storage.cuda(...)`` in a ``map_location`` lambda is left to NRN101, which replaces the
-        whole lambda.
+        whole lambda. ``x.cuda(None)`` means the current device: ``x.to("neuron")``; an index
+        that may be None (``args.gpu`` of an argparse option with no default or ``default=None``,
+        a parameter defaulting to None) becomes ``x.to("neuron" if args.gpu is None else
+        f"neuron:{args.gpu}")`` — ``"neuron:None"`` would raise — unless an enclosing ``if
+        args.gpu is not None:`` / ``if args.gpu:`` already rules None out.
 
     Why:
         TorchNeuron registers ``neuron`` as the device type; ``.to("neuron")`` is the spelling the
@@ -75,6 +79,10 @@ class CudaMethod(Rule):
         Safe. Receiver heuristic: any ``.cuda(...)`` method call is taken to be
         ``Tensor.cuda``/``Module.cuda`` (the method has no qualified name). A user class with its
         own unrelated ``cuda()`` method would be rewritten too (known miss; rare in training code).
+        Index heuristic: NRN105's (``rules/_lib/integers.py``). None heuristic: argparse dests
+        are matched as the last part of any attribute (``opt.gpu`` for ``--gpu``); a parameter
+        default of None only inside its own function; a reassignment (``gpu = gpu or 0``) before
+        the call is not followed (the conditional form is still correct there).
     """
 
     code: ClassVar[str] = "NRN102"

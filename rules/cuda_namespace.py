@@ -32,8 +32,16 @@ class CudaNamespace(Rule):
     """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``.
 
     What it does:
-        Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every name TorchNeuron provides with the
-        same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
+        Availability tests ``torch.cuda.is_available()`` / ``torch.cuda.device_count()`` become
+        ``torch.accelerator.is_available()`` / ``torch.accelerator.device_count()`` (both styles):
+        True / the core count on Trainium, False / 0 on a CPU-only machine, where
+        ``torch.neuron`` does not exist. When such a test opens a branch that calls CUDA-only code
+        (``nn.DataParallel``, a ``torch.cuda`` name with no Neuron equivalent), the test is kept
+        as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
+        meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
+        nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
+        Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
+        with the same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
         ``is_bf16_supported``), keeping the spelling the file uses (``th.cuda.X`` →
         ``th.neuron.X``; ``from torch.cuda import X`` → ``torch.neuron.X`` with ``import torch``).
@@ -55,11 +63,13 @@ class CudaNamespace(Rule):
         ``allocated_bytes``/``reserved_bytes`` dicts): code that looks up CUDA keys needs a review.
 
     Before:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
         torch.cuda.manual_seed_all(seed)
         torch.cuda.synchronize()
         peak = torch.cuda.max_memory_allocated() / 2**30
 
     After:
+        device = "neuron" if torch.accelerator.is_available() else "cpu"  # the string: NRN101
         torch.neuron.manual_seed_all(seed)
         torch.neuron.synchronize()
         peak = torch.neuron.max_memory_allocated() / 2**30
@@ -67,6 +77,12 @@ class CudaNamespace(Rule):
     Safety:
         Safe for renames (same signatures per the torch-neuronx source snapshot; the snapshot
         lacks ``get_rng_state_all``/``set_rng_state_all``, marked instead). Markers are review items.
+        Name heuristic: ``torch.cuda`` names are matched by qualified name (any import spelling);
+        "the branch a test opens" is the ``if``/``while`` body or the conditional expression's
+        first value whose test holds the call (``rules/_lib/branches.py``), searched for CUDA-only
+        names by qualified name (a CUDA-only call reached through a helper function is missed).
+        ``torch.accelerator`` also counts a CUDA GPU: on a GPU host the ported test is true and
+        the branch's ``"neuron"`` device fails, as a port for Neuron is meant to.
         Accelerator style: seeding through ``torch.manual_seed`` also reseeds the CPU generator
         (a review change); ``torch.get_device_module()`` is ``torch.cpu`` on a machine with no
         accelerator, where most of those names do not exist (as ``torch.cuda.X`` failed there).

@@ -74,7 +74,16 @@ class DeviceStrings(Rule):
         ``device_type=`` keyword, a value assigned to or defaulting a device-named variable or
         parameter (``device``, ``self.device``, ``device_type``, ``dev``), a comparison or
         substring test against a device-named expression (``device.type == "cuda"``,
-        ``"cuda" in device``), and either branch of a conditional expression in such a place.
+        ``"cuda" in device``), an element of a tuple/set/list such an expression is tested
+        against (``device.type in ("cuda", "xpu")``, ``assert device_type in {"cuda"}``), the
+        first argument of ``startswith``/``replace``/``split``... on a device-named value
+        (``args.device.startswith("cuda")``, ``.replace("cuda:", "")``), a literal ``case``
+        pattern of a ``match`` on a device-named subject, and either branch of a conditional
+        expression in such a place. A ported availability test opens its branch on Neuron, so
+        a string assigned to *any* name or returned in the branch of ``if
+        torch.cuda.is_available():`` / ``device_count()`` (or chosen by ``... if
+        torch.cuda.is_available() else ...``) is a device too, as is a string a device-named
+        function returns (``def get_device(): return "cuda"``).
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
@@ -108,9 +117,14 @@ class DeviceStrings(Rule):
         device_type = "neuron" if "neuron" in device else "cpu"
 
     Safety:
-        Safe. Strings that are not in a device position (log messages, dict keys, comments,
-        ``"cuda"`` compared with something that is not device-named) are left alone; a device
-        string reached only through an unrelated variable name is missed (not changed).
+        Safe. Name heuristic: an expression holds a device when its last dotted part matches
+        ``device``/``devices``/``dev``/``device_type``/``map_location``/``accelerator`` as a
+        ``_``-separated word (``train_device``, ``self.device``), or ends in ``.type``
+        (``x.device.type``), or is ``str(...)`` of such a name. Strings that are not in a device
+        position (log messages, dict keys, comments, ``"cuda"`` compared with something that is
+        not device-named) are left alone; a device string reached only through an unrelated
+        variable name is missed (not changed), and a display label assigned under ``if
+        torch.cuda.is_available():`` (``label = "cuda"``) is ported as a device (known miss).
         ``map_location`` lambdas are recognised only in the form ``lambda s, l: s.cuda(...)``
         (the first parameter's ``.cuda``); other callables are left alone. Accelerator style:
         ``current_accelerator()`` is None on a machine with no accelerator, so an unguarded
