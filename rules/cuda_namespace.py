@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch
+from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, under_availability_test
 from porter.rules._lib.device import torch_ref
 from porter.rules._tables.cuda import (
     ACCELERATOR,
@@ -26,6 +26,10 @@ _PREFIX = "torch.cuda."
 # Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,
 # where torch.neuron.X is an AttributeError without torch-neuronx: facts §0.1).
 _AVAILABILITY = frozenset({"is_available", "device_count"})
+# Seeding: a lazy no-op on a CPU-only torch, an AttributeError as torch.neuron.X there, and
+# typically run in setup code before anything touches the device: a bare call statement is
+# guarded by the availability test. (Calls made once the device is in use are not: noise.)
+_CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all"})
 
 
 class CudaNamespace(Rule):
@@ -40,6 +44,9 @@ class CudaNamespace(Rule):
         as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
         nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
+        A bare seeding call statement (``manual_seed[_all]``, ``seed[_all]``: a no-op on a CPU-only torch, an
+        ``AttributeError`` as ``torch.neuron.X`` there) that no availability test guards is put
+        under ``if torch.accelerator.is_available():``.
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
         with the same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
@@ -70,7 +77,8 @@ class CudaNamespace(Rule):
 
     After:
         device = "neuron" if torch.accelerator.is_available() else "cpu"  # the string: NRN101
-        torch.neuron.manual_seed_all(seed)
+        if torch.accelerator.is_available():
+            torch.neuron.manual_seed_all(seed)
         torch.neuron.synchronize()
         peak = torch.neuron.max_memory_allocated() / 2**30
 
@@ -138,12 +146,35 @@ class CudaNamespace(Rule):
             self._port_to_accelerator(node, head, rest)
             return
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
+        if head in _CPU_HARMLESS and rest == head:
+            self._guard_statement(node)
         if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
             self.mark(
                 node,
                 "torch.neuron.memory_stats() keys differ from CUDA's (nested allocated_bytes/reserved_bytes dicts)",
                 code="NRN104",
             )
+
+    def _guard_statement(self, node: cst.CSTNode) -> None:
+        """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
+        test -> ``if torch.accelerator.is_available(): torch.neuron.manual_seed_all(s)``, so a
+        CPU-only run (where torch.cuda's call was a no-op) still works."""
+        call = self.parent(node)
+        expr = self.parent(call) if isinstance(call, cst.Call) and call.func is node else None
+        line = self.parent(expr) if isinstance(expr, cst.Expr) else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return
+        if not isinstance(self.parent(line), (cst.Module, cst.IndentedBlock)) or under_availability_test(self, line):
+            return
+        name, imports = torch_ref(self.context.module)
+        test = cst.parse_expression(f"{name}.accelerator.is_available()")
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.SimpleStatementLine)
+            body = cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])])
+            return cst.If(test=test, body=body, leading_lines=updated.leading_lines)
+
+        self.replace(line, transform, None, imports=imports)
 
     def _guards_cuda_only(self, node: cst.CSTNode) -> bool:
         """A test whose branch calls CUDA-only code (``nn.DataParallel``, a ``torch.cuda`` name with

@@ -27,6 +27,7 @@ from porter.rules._lib.args import positional
 from porter.rules._lib.integers import NoneNames
 from porter.rules._lib.branches import is_availability_test, under_availability_test
 from porter.rules._lib.nodes import method_name, string_value
+from porter.rules._lib.tree import child_index
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
 
@@ -89,7 +90,11 @@ class DeviceStrings(Rule):
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
         storage.cuda(i))`` becomes ``map_location=f"neuron:{i}"`` (``"neuron"`` without index);
         in ``map_location={"cuda:0": "cuda:1"}`` the values are ported and the keys (where the
-        checkpoint was saved) are kept.
+        checkpoint was saved) are kept. A parameter default ``device=torch.device("cuda")`` is
+        evaluated at import time, where ``torch.device("neuron")`` raises without torch-neuronx:
+        it becomes the string ``device="neuron"`` (accepted wherever torch takes a device),
+        unless the function reads the parameter's ``.type``/``.index`` (then the explicit
+        ``torch.device("neuron")``).
 
         With ``--style accelerator`` a produced device string becomes device-generic:
         ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``"cuda:1"``/
@@ -187,6 +192,12 @@ class DeviceStrings(Rule):
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
         if self.options.style != "accelerator":
+            default = self._default_device_call(node)
+            if default is not None:
+                # def f(device=torch.device("cuda")): the default is built at import time, where
+                # torch.device("neuron") raises without torch-neuronx; the string is built lazily.
+                self.replace(default, neuron_string(node), 'default torch.device("cuda") -> "neuron" (no device object at import time)')
+                return
             self.replace(node, neuron_string, 'device string "cuda" -> "neuron"')
             return
         comparison = self._comparison_of(node)
@@ -204,6 +215,30 @@ class DeviceStrings(Rule):
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _default_device_call(self, node: cst.BaseExpression) -> cst.Call | None:
+        """``torch.device("cuda")`` (the string its only argument) as a parameter default, in a
+        function that does not read the parameter's ``.type``/``.index`` (a string has neither)."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        param = self.parent(call) if isinstance(call, cst.Call) else None
+        if not (isinstance(param, cst.Param) and param.default is call and len(call.args) == 1 and arg.keyword is None):  # type: ignore[union-attr]
+            return None
+        if not self.matches(call.func, "torch.device"):  # type: ignore[union-attr]
+            return None
+        function = next((a for a in self.ancestors(param) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        if function is None:
+            return None
+        name = param.name.value
+        for inner in child_index(self).walk(function.body):
+            if (
+                isinstance(inner, cst.Attribute)
+                and isinstance(inner.value, cst.Name)
+                and inner.value.value == name
+                and inner.attr.value in ("type", "index")
+            ):
+                return None
+        return call  # type: ignore[return-value]
 
     def _in_message(self, node: cst.CSTNode) -> bool:
         """Inside a print/log/warn call or an exception message: text, not a device."""
