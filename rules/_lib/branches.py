@@ -46,8 +46,13 @@ def true_branch(guard: Guard) -> cst.CSTNode:
 
 
 def branch_nodes(rule: Rule, guard: Guard) -> Iterator[cst.CSTNode]:
-    """Every node of the code the guard's test selects when true (nested code included)."""
-    yield from child_index(rule).walk(true_branch(guard))
+    """Every node of the code whose running the guard's test decides: the true branch and the
+    ``else``/``elif`` part (a test that flips on Neuron changes which of the two runs)."""
+    index = child_index(rule)
+    yield from index.walk(true_branch(guard))
+    other = guard.orelse
+    if other is not None:
+        yield from index.walk(other)
 
 
 def guarding_tests(rule: Rule, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
