@@ -75,7 +75,7 @@ class CudaOutOfMemory(Rule):
 
     code: ClassVar[str] = "NRN108"
     name: ClassVar[str] = "cuda-oom"
-    summary: ClassVar[str] = "torch.cuda.OutOfMemoryError -> also catch Neuron's RuntimeError allocation failure (review)"
+    summary: ClassVar[str] = "torch.cuda.OutOfMemoryError -> also catch Neuron's RuntimeError allocation failure"
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("OutOfMemoryError",)
     order: ClassVar[int] = 20
