@@ -9,7 +9,7 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.device import torch_ref
-from porter.rules._lib.nodes import dotted
+from porter.rules._lib.nodes import dotted, string_value
 
 _NAME = "torch.cuda.OutOfMemoryError"
 # What TorchNeuron's allocator raises: a plain RuntimeError with one of these in its message
@@ -69,16 +69,43 @@ class CudaOutOfMemory(Rule):
         snapshot and one transformers PR, not from a documented contract; a later release may
         word it differently (then the handler re-raises, as the unported one would). Name
         heuristic: the exception class is matched by qualified name (any import spelling); a
-        ``RuntimeError`` caught and matched on the text ``"CUDA out of memory"`` is not
-        recognised (known miss), and neither is an already generic ``torch.OutOfMemoryError``.
+        ``RuntimeError`` matched on the CUDA text is recognised only in the form ``"...out of
+        memory..." in str(name)`` (``e.args[0]``, regexes are missed); an already generic
+        ``torch.OutOfMemoryError`` in a file that does not mention CUDA is left alone.
     """
 
     code: ClassVar[str] = "NRN108"
     name: ClassVar[str] = "cuda-oom"
     summary: ClassVar[str] = "torch.cuda.OutOfMemoryError -> also catch Neuron's RuntimeError allocation failure"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("OutOfMemoryError",)
+    triggers: ClassVar[tuple[str, ...]] = ("OutOfMemoryError", "out of memory")
     order: ClassVar[int] = 20
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """``"out of memory" in str(e)`` (the CUDA allocator's text) in a CUDA file: also Neuron's."""
+        if len(node.comparisons) != 1 or "cuda" not in self.context.text.lower():
+            return
+        operator = node.comparisons[0].operator
+        text = string_value(node.left)
+        if not isinstance(operator, (cst.In, cst.NotIn)) or text is None or "out of memory" not in text.lower():
+            return
+        haystack = node.comparisons[0].comparator
+        if not (isinstance(haystack, cst.Call) and dotted(haystack.func) == "str" and len(haystack.args) == 1):
+            return
+        subject = dotted(haystack.args[0].value)
+        if subject is None or self._already_neuron(node):
+            return
+        negated = isinstance(operator, cst.NotIn)
+        extra = [f'"{needle}" {"not in" if negated else "in"} str({subject})' for needle in _NEURON_MESSAGES]
+        joiner = " and " if negated else " or "
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Comparison)
+            first = cst.Module([]).code_for_node(updated.with_changes(lpar=[], rpar=[]))
+            return cst.parse_expression("(" + joiner.join([first, *extra]) + ")")
+
+        self.replace(node, transform, 'OOM message test "out of memory" -> also Neuron\'s "NRT allocation failed"/"OOM"')
+        self.mark(node, _MARKER)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._consider(node)
@@ -105,6 +132,13 @@ class CudaOutOfMemory(Rule):
             message = "torch.cuda.OutOfMemoryError -> torch.OutOfMemoryError"
             self.replace(node, cst.parse_expression(generic), message, imports=imports)
         self.mark(node, _MARKER)
+
+    def _already_neuron(self, node: cst.Comparison) -> bool:
+        """The test is already one operand of ``... or "NRT allocation failed" in str(e)`` (ported)."""
+        top: cst.CSTNode = node
+        while isinstance(self.parent(top), cst.BooleanOperation):
+            top = self.parent(top)  # type: ignore[assignment]
+        return top is not node and _NEURON_MESSAGES[0] in self.context.module.code_for_node(top)
 
     def _last_handler(self, handler: cst.ExceptHandler) -> bool:
         """No handler follows: a ``raise`` inside a handler skips its siblings, so catching every
