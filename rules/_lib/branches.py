@@ -12,7 +12,9 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from porter.engine.rule import Rule
+from dataclasses import dataclass
+
+from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.nodes import dotted
 from porter.rules._lib.tree import child_index
 
@@ -73,13 +75,38 @@ def guarding_tests(rule: Rule, node: cst.CSTNode) -> Iterator[cst.BaseExpression
 AVAILABILITY_TESTS = ("torch.cuda.is_available", "torch.cuda.device_count")
 
 
-def is_availability_test(rule: Rule, test: cst.CSTNode) -> bool:
-    """``test`` calls ``torch.cuda.is_available()``/``device_count()`` (any spelling, any nesting:
-    ``not args.no_cuda and torch.cuda.is_available()``, ``torch.cuda.device_count() > 1``)."""
-    for inner in child_index(rule).walk(test):
+def _calls_availability(rule: Rule, expression: cst.CSTNode) -> bool:
+    for inner in child_index(rule).walk(expression):
         if isinstance(inner, cst.Call) and rule.matches(inner.func, *AVAILABILITY_TESTS):
             return True
     return False
+
+
+@dataclass(frozen=True)
+class AvailabilityNames(FileAnalysis):
+    """Dotted names the file assigns from an availability test (``args.cuda = not args.no_cuda
+    and torch.cuda.is_available()``, ``use_cuda = torch.cuda.is_available()``): testing them is
+    testing availability."""
+
+    names: frozenset[str]
+
+    @classmethod
+    def compute(cls, rule: Rule) -> AvailabilityNames:
+        found: set[str] = set()
+        for node in child_index(rule).preorder:
+            if isinstance(node, cst.Assign) and _calls_availability(rule, node.value):
+                found.update(name for target in node.targets if (name := dotted(target.target)) is not None)
+        return cls(frozenset(found))
+
+
+def is_availability_test(rule: Rule, test: cst.CSTNode) -> bool:
+    """``test`` calls ``torch.cuda.is_available()``/``device_count()`` (any spelling, any nesting:
+    ``not args.no_cuda and torch.cuda.is_available()``, ``torch.cuda.device_count() > 1``), or
+    reads a name the file assigns from such a call (``if args.cuda:``)."""
+    if _calls_availability(rule, test):
+        return True
+    names = rule.analysis(AvailabilityNames).names
+    return bool(names) and any(dotted(inner) in names for inner in child_index(rule).walk(test) if isinstance(inner, (cst.Name, cst.Attribute)))
 
 
 def under_availability_test(rule: Rule, node: cst.CSTNode) -> bool:
