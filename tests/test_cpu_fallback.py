@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from porter.engine.core import port_source
@@ -133,16 +134,17 @@ def _run(pairs: list[tuple[str, str, str]]) -> list[tuple[str, str | None, str |
         "HF_HUB_OFFLINE": "1",  # no network: a from_pretrained call fails fast
         "TRANSFORMERS_OFFLINE": "1",
     }
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD],
-        input=json.dumps(pairs),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=600,
-        check=False,
-    )
+    with tempfile.TemporaryDirectory() as scratch:  # files a script writes at import land here
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD],
+            input=json.dumps(pairs),
+            capture_output=True,
+            text=True,
+            env={**env, "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])},
+            cwd=scratch,
+            timeout=600,
+            check=False,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     return [tuple(row) for row in json.loads(done.stdout.strip().splitlines()[-1])]  # type: ignore[misc]
 
