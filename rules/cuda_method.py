@@ -10,13 +10,18 @@ from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.device import device_named, map_location_cuda_call, retorch, torch_ref
 from porter.rules._lib.args import keyword, make_arg, positional, with_args
-from porter.rules._lib.integers import IntegerNames
+from porter.rules._lib.branches import checked_not_none
+from porter.rules._lib.integers import IntegerNames, NoneNames
 
 
-def _device_for(index: cst.BaseExpression | None, integer_index: bool) -> cst.BaseExpression:
-    """The ``neuron`` device expression for ``.cuda(index)``."""
-    if index is None:
+def _device_for(index: cst.BaseExpression | None, integer_index: bool, may_be_none: bool = False) -> cst.BaseExpression:
+    """The ``neuron`` device expression for ``.cuda(index)`` (``.cuda(None)``: the current device)."""
+    if index is None or (isinstance(index, cst.Name) and index.value == "None"):
         return cst.SimpleString('"neuron"')
+    if may_be_none:  # .cuda(args.gpu) with --gpu unset means the current device, not "neuron:None"
+        text = cst.Module([]).code_for_node(index)
+        quote = "'" if '"' in text else '"'
+        return cst.parse_expression(f'"neuron" if {text} is None else f{quote}neuron:{{{text}}}{quote}')
     if isinstance(index, cst.Integer):
         return cst.SimpleString(f'"neuron:{index.value}"')
     if device_named(index) and not integer_index:  # .cuda(device): ported where it is assigned
@@ -48,7 +53,11 @@ class CudaMethod(Rule):
         With ``--style accelerator``: ``x.cuda()`` → ``x.to(torch.accelerator.current_accelerator())``
         and ``x.cuda(i)`` → ``x.to(i)`` (an integer device is an index of the current accelerator).
         ``storage.cuda(...)`` in a ``map_location`` lambda is left to NRN101, which replaces the
-        whole lambda.
+        whole lambda. ``x.cuda(None)`` means the current device: ``x.to("neuron")``; an index
+        that may be None (``args.gpu`` of an argparse option with no default or ``default=None``,
+        a parameter defaulting to None) becomes ``x.to("neuron" if args.gpu is None else
+        f"neuron:{args.gpu}")`` — ``"neuron:None"`` would raise — unless an enclosing ``if
+        args.gpu is not None:`` / ``if args.gpu:`` already rules None out.
 
     Why:
         TorchNeuron registers ``neuron`` as the device type; ``.to("neuron")`` is the spelling the
@@ -70,6 +79,10 @@ class CudaMethod(Rule):
         Safe. Receiver heuristic: any ``.cuda(...)`` method call is taken to be
         ``Tensor.cuda``/``Module.cuda`` (the method has no qualified name). A user class with its
         own unrelated ``cuda()`` method would be rewritten too (known miss; rare in training code).
+        Index heuristic: NRN105's (``rules/_lib/integers.py``). None heuristic: argparse dests
+        are matched as the last part of any attribute (``opt.gpu`` for ``--gpu``); a parameter
+        default of None only inside its own function; a reassignment (``gpu = gpu or 0``) before
+        the call is not followed (the conditional form is still correct there).
     """
 
     code: ClassVar[str] = "NRN102"
@@ -91,6 +104,11 @@ class CudaMethod(Rule):
             return  # unknown signature: leave it
         index = index_arg.value if index_arg else None
         integer_index = index is not None and self.analysis(IntegerNames).holds_index(index)
+        may_be_none = (
+            index is not None
+            and self.analysis(NoneNames).may_be_none(self, index)
+            and not checked_not_none(self, node, index)
+        )
         accelerator = self.options.style == "accelerator"
         torch_name, torch_imports = torch_ref(self.context.module)
 
@@ -100,7 +118,10 @@ class CudaMethod(Rule):
             # (``torch.cuda.current_device()``) are kept, and a second port changes nothing.
             updated_arg = positional(updated, 0) or keyword(updated, "device")
             new_index = updated_arg.value if updated_arg else None
-            device = _accelerator_device_for(new_index, torch_name) if accelerator else _device_for(new_index, integer_index)
+            if accelerator:
+                device = _accelerator_device_for(new_index, torch_name)
+            else:
+                device = _device_for(new_index, integer_index, may_be_none)
             kept = [arg for arg in updated.args if arg.keyword is not None and arg.keyword.value != "device"]
             call = updated.with_changes(func=updated.func.with_changes(attr=cst.Name("to")))
             return with_args(call, [make_arg(None, device), *kept])

@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, under_availability_test
 from porter.rules._lib.device import torch_ref
 from porter.rules._tables.cuda import (
     ACCELERATOR,
@@ -23,14 +24,32 @@ from porter.rules._lib.neuron_args import port_accelerator_arguments, port_argum
 from porter.rules._lib.nodes import dotted
 
 _PREFIX = "torch.cuda."
+# Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,
+# where torch.neuron.X is an AttributeError without torch-neuronx: facts §0.1).
+_AVAILABILITY = frozenset({"is_available", "device_count"})
+# Seeding: a lazy no-op on a CPU-only torch, an AttributeError as torch.neuron.X there, and
+# typically run in setup code before anything touches the device: a bare call statement is
+# guarded by the availability test. (Calls made once the device is in use are not: noise.)
+_CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all"})
 
 
 class CudaNamespace(Rule):
     """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``, with arguments Neuron accepts.
 
     What it does:
-        Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every name TorchNeuron provides with the
-        same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
+        Availability tests ``torch.cuda.is_available()`` / ``torch.cuda.device_count()`` become
+        ``torch.accelerator.is_available()`` / ``torch.accelerator.device_count()`` (both styles):
+        True / the core count on Trainium, False / 0 on a CPU-only machine, where
+        ``torch.neuron`` does not exist. When such a test opens a branch that calls CUDA-only code
+        (``nn.DataParallel``, a ``torch.cuda`` name with no Neuron equivalent), the test is kept
+        as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
+        meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
+        nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
+        A bare seeding call statement (``manual_seed[_all]``, ``seed[_all]``: a no-op on a CPU-only torch, an
+        ``AttributeError`` as ``torch.neuron.X`` there) that no availability test guards is put
+        under ``if torch.accelerator.is_available():``.
+        Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
+        with the same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
         ``is_bf16_supported``, ``init``/``is_initialized``), keeping the spelling the file uses
         (``th.cuda.X`` → ``th.neuron.X``; ``from torch.cuda import X`` → ``torch.neuron.X`` with
@@ -72,6 +91,7 @@ class CudaNamespace(Rule):
         ``allocated_bytes``/``reserved_bytes`` dicts): code that looks up CUDA keys needs a review.
 
     Before:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
         torch.cuda.manual_seed_all(seed)
         torch.cuda.synchronize()
         side = torch.cuda.Stream(device)
@@ -79,7 +99,9 @@ class CudaNamespace(Rule):
         peak = torch.cuda.max_memory_allocated() / 2**30
 
     After:
-        torch.neuron.manual_seed_all(seed)
+        device = "neuron" if torch.accelerator.is_available() else "cpu"  # the string: NRN101
+        if torch.accelerator.is_available():
+            torch.neuron.manual_seed_all(seed)
         torch.neuron.synchronize()
         side = torch.neuron.Stream(device=device)
         print(torch.neuron.get_device_name(0))
@@ -97,6 +119,12 @@ class CudaNamespace(Rule):
         positional priority is review (its range is checked in C++ code not read). The source is a
         pre-release snapshot: the released 2.13.3/2.14.3 wheels were not read. The snapshot lacks
         ``get_rng_state_all``/``set_rng_state_all``, marked instead. Markers are review items.
+        Name heuristic: ``torch.cuda`` names are matched by qualified name (any import spelling);
+        "the branch a test opens" is the ``if``/``while`` body or the conditional expression's
+        first value whose test holds the call (``rules/_lib/branches.py``), searched for CUDA-only
+        names by qualified name (a CUDA-only call reached through a helper function is missed).
+        ``torch.accelerator`` also counts a CUDA GPU: on a GPU host the ported test is true and
+        the branch's ``"neuron"`` device fails, as a port for Neuron is meant to.
         Accelerator style: seeding through ``torch.manual_seed`` also reseeds the CPU generator
         (a review change); ``torch.get_device_module()`` is ``torch.cpu`` on a machine with no
         accelerator, where most of those names do not exist (as ``torch.cuda.X`` failed there).
@@ -136,6 +164,11 @@ class CudaNamespace(Rule):
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
             return
+        if head in _AVAILABILITY and self._guards_cuda_only(node):
+            return
+        if head in _AVAILABILITY:
+            self._port_to_accelerator(node, head, rest)
+            return
         if self.options.style == "accelerator" and head in ACCELERATOR_ONLY:
             self._port_to_accelerator(node, head, rest)
             return
@@ -153,12 +186,57 @@ class CudaNamespace(Rule):
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
+        if head in _CPU_HARMLESS and rest == head:
+            self._guard_statement(node)
         if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
             self.mark(
                 node,
                 "torch.neuron.memory_stats() keys differ from CUDA's (nested allocated_bytes/reserved_bytes dicts)",
                 code="NRN104",
             )
+
+    def _guard_statement(self, node: cst.CSTNode) -> None:
+        """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
+        test -> ``if torch.accelerator.is_available(): torch.neuron.manual_seed_all(s)``, so a
+        CPU-only run (where torch.cuda's call was a no-op) still works."""
+        call = self.parent(node)
+        expr = self.parent(call) if isinstance(call, cst.Call) and call.func is node else None
+        line = self.parent(expr) if isinstance(expr, cst.Expr) else None
+        if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+            return
+        if not isinstance(self.parent(line), (cst.Module, cst.IndentedBlock)) or under_availability_test(self, line):
+            return
+        name, imports = torch_ref(self.context.module)
+        test = cst.parse_expression(f"{name}.accelerator.is_available()")
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.SimpleStatementLine)
+            body = cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])])
+            return cst.If(test=test, body=body, leading_lines=updated.leading_lines)
+
+        self.replace(line, transform, None, imports=imports)
+
+    def _guards_cuda_only(self, node: cst.CSTNode) -> bool:
+        """A test whose branch calls CUDA-only code (``nn.DataParallel``, a ``torch.cuda`` name with
+        no Neuron equivalent): porting the test would make that branch run, and fail, on Neuron.
+        The test is kept (it stays false there) and marked."""
+        guard = guarded_branch(self, node)
+        if guard is None:
+            return False
+        for inner in branch_nodes(self, guard):
+            if not isinstance(inner, (cst.Attribute, cst.Name)):
+                continue
+            if self.matches(inner, *DATA_PARALLEL):
+                culprit = "nn.DataParallel (single-process multi-device, CUDA-only): port it to DDP + torchrun"
+                break
+            qualified = self.matches_prefix(inner, _PREFIX)
+            if qualified is not None and qualified[len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
+                culprit = f"{qualified} (no Neuron equivalent)"
+                break
+        else:
+            return False
+        self.mark(node, f"CUDA test kept so its branch stays off on Neuron: the branch uses {culprit}", code="NRN104")
+        return True
 
     def _inside_import(self, node: cst.CSTNode) -> bool:
         return any(isinstance(ancestor, (cst.Import, cst.ImportFrom)) for ancestor in self.ancestors(node))

@@ -1,4 +1,4 @@
-"""NRN108: ``torch.cuda.OutOfMemoryError`` becomes the device-generic ``torch.OutOfMemoryError``."""
+"""NRN108: ``torch.cuda.OutOfMemoryError`` becomes a test that also catches a Neuron allocation failure."""
 
 from __future__ import annotations
 
@@ -9,28 +9,45 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.device import torch_ref
-from porter.rules._lib.nodes import dotted
+from porter.rules._lib.nodes import dotted, string_value
 
 _NAME = "torch.cuda.OutOfMemoryError"
+# What TorchNeuron's allocator raises: a plain RuntimeError with one of these in its message
+# (facts §0.1: [R: allocator sources], the message seen in transformers PR #47029).
+_NEURON_MESSAGES = ("NRT allocation failed", "OOM")
+_MARKER = (
+    "TorchNeuron raises RuntimeError('... NRT allocation failed / OOM ...'), not OutOfMemoryError, "
+    "on an allocation failure: check the handler still does the right thing"
+)
+
+
+def _neuron_oom_test(name: str) -> str:
+    """Source of the test "``name`` is a Neuron allocation failure"."""
+    return " or ".join(f'"{text}" in str({name})' for text in _NEURON_MESSAGES)
 
 
 class CudaOutOfMemory(Rule):
-    """Port ``torch.cuda.OutOfMemoryError`` to ``torch.OutOfMemoryError``.
+    """Port ``torch.cuda.OutOfMemoryError`` to a test that also catches Neuron's allocation failure.
 
     What it does:
-        Every reference to ``torch.cuda.OutOfMemoryError`` (``except`` clauses, ``isinstance``
-        checks, ``raise``) becomes ``torch.OutOfMemoryError``, in the file's spelling
-        (``th.cuda.OutOfMemoryError`` → ``th.OutOfMemoryError``; ``from torch.cuda import
-        OutOfMemoryError`` → ``torch.OutOfMemoryError`` with ``import torch``, the old import
-        dropped once unused). Same output in both styles.
+        ``except torch.cuda.OutOfMemoryError [as e]:`` becomes ``except (torch.OutOfMemoryError,
+        RuntimeError) as e:`` whose body first re-raises what is neither (``if not isinstance(e,
+        torch.OutOfMemoryError) and not ("NRT allocation failed" in str(e) or "OOM" in str(e)):
+        raise``); a handler without a name gets ``as oom_error``. ``isinstance(e,
+        torch.cuda.OutOfMemoryError)`` becomes ``(isinstance(e, torch.OutOfMemoryError) or
+        isinstance(e, RuntimeError) and (...message test...))``. Every other reference (a tuple of
+        exception types, ``raise``, a handler followed by other handlers — a ``raise`` in it would
+        skip them) becomes ``torch.OutOfMemoryError``, with the marker. The file's spelling is kept
+        (``th.cuda.OutOfMemoryError`` -> ``th.OutOfMemoryError``; ``from torch.cuda import
+        OutOfMemoryError`` -> ``torch.OutOfMemoryError``, the import dropped once unused). Each
+        change carries a review marker. Same output in both styles.
 
     Why:
-        ``torch.cuda.OutOfMemoryError`` is an alias of the device-generic
-        ``torch.OutOfMemoryError`` (torch ≥ 2.5), the exception every accelerator's allocator
-        raises. Writing the generic name keeps ``except`` clauses meaningful on Neuron, where
-        the ``torch.cuda`` namespace may be left un-initialised; that the Neuron allocator raises
-        ``torch.OutOfMemoryError`` is an inference (facts §1.3 list ``num_ooms`` in its stats, not
-        the exception type).
+        ``torch.cuda.OutOfMemoryError`` is an alias of the device-generic ``torch.OutOfMemoryError``
+        (torch >= 2.5), but TorchNeuron's allocator does not raise it: an allocation failure is a
+        plain ``RuntimeError`` whose message contains "NRT allocation failed" / "OOM" (facts §0.1).
+        An OOM back-off loop (halve the batch, retry) ported by name alone would never catch it
+        on Trainium and crash instead.
 
     Before:
         try:
@@ -39,22 +56,56 @@ class CudaOutOfMemory(Rule):
             torch.cuda.empty_cache()
 
     After:
+        # porter: NRN108 TorchNeuron raises RuntimeError('... NRT allocation failed / OOM ...') ...
         try:
             loss = step(batch)
-        except torch.OutOfMemoryError:
+        except (torch.OutOfMemoryError, RuntimeError) as oom_error:
+            if not isinstance(oom_error, torch.OutOfMemoryError) and not ("NRT allocation failed" in str(oom_error) or "OOM" in str(oom_error)):
+                raise
             torch.cuda.empty_cache()  # ported by NRN103
 
     Safety:
-        Safe: the two names are the same class in torch 2.13. A ``RuntimeError`` caught and
-        matched on the text ``"CUDA out of memory"`` is not recognised (known miss).
+        Review: the Neuron message text comes from the allocator sources of a pre-release
+        snapshot and one transformers PR, not from a documented contract; a later release may
+        word it differently (then the handler re-raises, as the unported one would). Name
+        heuristic: the exception class is matched by qualified name (any import spelling); a
+        ``RuntimeError`` matched on the CUDA text is recognised only in the form ``"...out of
+        memory..." in str(name)`` (``e.args[0]``, regexes are missed); an already generic
+        ``torch.OutOfMemoryError`` in a file that does not mention CUDA is left alone.
     """
 
     code: ClassVar[str] = "NRN108"
     name: ClassVar[str] = "cuda-oom"
-    summary: ClassVar[str] = "torch.cuda.OutOfMemoryError -> torch.OutOfMemoryError"
-    safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("OutOfMemoryError",)
+    summary: ClassVar[str] = "torch.cuda.OutOfMemoryError -> also catch Neuron's RuntimeError allocation failure"
+    safety: ClassVar[Safety] = Safety.REVIEW
+    triggers: ClassVar[tuple[str, ...]] = ("OutOfMemoryError", "out of memory")
     order: ClassVar[int] = 20
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """``"out of memory" in str(e)`` (the CUDA allocator's text) in a CUDA file: also Neuron's."""
+        if len(node.comparisons) != 1 or "cuda" not in self.context.text.lower():
+            return
+        operator = node.comparisons[0].operator
+        text = string_value(node.left)
+        if not isinstance(operator, (cst.In, cst.NotIn)) or text is None or "out of memory" not in text.lower():
+            return
+        haystack = node.comparisons[0].comparator
+        if not (isinstance(haystack, cst.Call) and dotted(haystack.func) == "str" and len(haystack.args) == 1):
+            return
+        subject = dotted(haystack.args[0].value)
+        if subject is None or self._already_neuron(node):
+            return
+        negated = isinstance(operator, cst.NotIn)
+        extra = [f'"{needle}" {"not in" if negated else "in"} str({subject})' for needle in _NEURON_MESSAGES]
+        joiner = " and " if negated else " or "
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Comparison)
+            first = cst.Module([]).code_for_node(updated.with_changes(lpar=[], rpar=[]))
+            return cst.parse_expression("(" + joiner.join([first, *extra]) + ")")
+
+        self.replace(node, transform, 'OOM message test "out of memory" -> also Neuron\'s "NRT allocation failed"/"OOM"')
+        self.mark(node, _MARKER)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._consider(node)
@@ -71,15 +122,81 @@ class CudaOutOfMemory(Rule):
             return
         if any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in self.ancestors(node)):
             return
-        text = dotted(node) or ""
-        parts = text.split(".")
-        message = "torch.cuda.OutOfMemoryError -> torch.OutOfMemoryError"
+        generic, imports = self._generic_name(node)
+        self._drop_old_import(node)
+        if isinstance(parent, cst.ExceptHandler) and parent.type is node and self._last_handler(parent):
+            self._handler(parent, generic, imports)
+        elif self._isinstance_call(node) is not None:
+            self._isinstance(self._isinstance_call(node), generic, imports)  # type: ignore[arg-type]
+        else:
+            message = "torch.cuda.OutOfMemoryError -> torch.OutOfMemoryError"
+            self.replace(node, cst.parse_expression(generic), message, imports=imports)
+        self.mark(node, _MARKER)
+
+    def _already_neuron(self, node: cst.Comparison) -> bool:
+        """The test is already one operand of ``... or "NRT allocation failed" in str(e)`` (ported)."""
+        top: cst.CSTNode = node
+        while isinstance(self.parent(top), cst.BooleanOperation):
+            top = self.parent(top)  # type: ignore[assignment]
+        return top is not node and _NEURON_MESSAGES[0] in self.context.module.code_for_node(top)
+
+    def _last_handler(self, handler: cst.ExceptHandler) -> bool:
+        """No handler follows: a ``raise`` inside a handler skips its siblings, so catching every
+        RuntimeError here would hide it from a later ``except RuntimeError``."""
+        statement = self.parent(handler)
+        return (
+            isinstance(statement, cst.Try)
+            and statement.handlers[-1] is handler
+            and isinstance(handler.body, cst.IndentedBlock)
+        )
+
+    def _generic_name(self, node: cst.CSTNode) -> tuple[str, tuple[ImportSpec, ...]]:
+        parts = (dotted(node) or "").split(".")
         if len(parts) >= 3 and parts[-2] == "cuda":
-            self.replace(node, cst.parse_expression(".".join([*parts[:-2], "OutOfMemoryError"])), message)
-            return
+            return ".".join([*parts[:-2], "OutOfMemoryError"]), ()
         name, imports = torch_ref(self.context.module)
-        self.replace(node, cst.parse_expression(f"{name}.OutOfMemoryError"), message, imports=imports)
+        return f"{name}.OutOfMemoryError", imports
+
+    def _drop_old_import(self, node: cst.CSTNode) -> None:
+        parts = (dotted(node) or "").split(".")
+        if len(parts) >= 3 and parts[-2] == "cuda":
+            return
         if parts[0] == "cuda":
             self.drop_import_if_unused(ImportSpec("torch", "cuda"))
         else:
             self.drop_import_if_unused(ImportSpec("torch.cuda", "OutOfMemoryError"))
+
+    def _handler(self, handler: cst.ExceptHandler, generic: str, imports: tuple[ImportSpec, ...]) -> None:
+        name = handler.name.name.value if handler.name is not None and isinstance(handler.name.name, cst.Name) else None
+        bound = name or "oom_error"
+        guard = cst.parse_statement(
+            f"if not isinstance({bound}, {generic}) and not ({_neuron_oom_test(bound)}):\n    raise\n"
+        )
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.ExceptHandler) and isinstance(updated.body, cst.IndentedBlock)
+            caught = cst.parse_expression(f"({generic}, RuntimeError)")
+            body = updated.body.with_changes(body=[guard, *updated.body.body])
+            return updated.with_changes(type=caught, name=cst.AsName(name=cst.Name(bound)), body=body)
+
+        message = "except torch.cuda.OutOfMemoryError -> also catch Neuron's RuntimeError allocation failure"
+        self.replace(handler, transform, message, imports=imports)
+
+    def _isinstance_call(self, node: cst.CSTNode) -> cst.Call | None:
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if (
+            isinstance(call, cst.Call)
+            and dotted(call.func) == "isinstance"
+            and len(call.args) == 2
+            and call.args[1] is arg
+            and dotted(call.args[0].value) is not None
+        ):
+            return call
+        return None
+
+    def _isinstance(self, call: cst.Call, generic: str, imports: tuple[ImportSpec, ...]) -> None:
+        value = dotted(call.args[0].value) or ""
+        text = f"(isinstance({value}, {generic}) or isinstance({value}, RuntimeError) and ({_neuron_oom_test(value)}))"
+        message = "isinstance(e, torch.cuda.OutOfMemoryError) -> also a Neuron RuntimeError allocation failure"
+        self.replace(call, cst.parse_expression(text), message, imports=imports)

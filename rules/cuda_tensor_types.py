@@ -12,8 +12,10 @@ from porter.rules._lib.device import torch_import
 from porter.rules._tables.cuda import FLOATING_TENSOR_TYPES, TENSOR_TYPES
 from porter.rules._lib.args import positional
 from porter.rules._lib.nodes import dotted, method_name, string_value
+from porter.rules._lib.tree import child_index
 
 _PREFIX = "torch.cuda."
+_CPU_TYPES = frozenset(f"torch.{kind}" for kind in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor"))
 _NEURON = '"neuron"'
 _ACCELERATOR = "torch.accelerator.current_accelerator()"
 
@@ -64,7 +66,11 @@ class CudaTensorTypes(Rule):
         Safe for the forms above. A single non-literal argument (``torch.cuda.FloatTensor(n)``)
         is a size if it is an int and data if it is a list: it is marked, not guessed.
         ``set_default_tensor_type`` for integer types is marked (PyTorch has no integer default
-        dtype).
+        dtype). In a file that sets a CUDA default type, a later ``set_default_tensor_type(
+        torch.FloatTensor)`` (or another CPU floating type, class or string) is the original's
+        reset: it only resets the dtype, so ``torch.set_default_device("cpu")`` is inserted
+        after it (the pair is ported as a pair). Name heuristic: tensor types are matched by
+        qualified name or by the exact strings ``"torch.cuda.X"``/``"torch.X"``.
     """
 
     code: ClassVar[str] = "NRN107"
@@ -123,14 +129,51 @@ class CudaTensorTypes(Rule):
         elif text.startswith("cuda."):
             self.drop_import_if_unused(ImportSpec("torch", "cuda"))
 
-    def _default_tensor_type(self, node: cst.Call) -> None:
+    def _cuda_kind(self, node: cst.Call) -> str | None:
+        """``set_default_tensor_type(torch.cuda.X)`` / ``("torch.cuda.X")``: X, else None."""
         arg = positional(node, 0)
         if arg is None:
-            return
+            return None
         value = string_value(arg.value)
         kind = value[len(_PREFIX) :] if value and value.startswith(_PREFIX) else self._tensor_type(arg.value)
-        if kind is None or kind not in TENSOR_TYPES:
+        return kind if kind in TENSOR_TYPES else None
+
+    def _sets_cuda_default(self) -> bool:
+        """The file sets a CUDA default tensor type somewhere (computed once)."""
+        if not hasattr(self, "_cuda_default"):
+            self._cuda_default = any(
+                isinstance(inner, cst.Call)
+                and self.matches(inner.func, "torch.set_default_tensor_type")
+                and self._cuda_kind(inner) is not None
+                for inner in child_index(self).walk(self.context.module)
+            )
+        return self._cuda_default
+
+    def _cpu_reset(self, node: cst.Call) -> None:
+        """``set_default_tensor_type(torch.FloatTensor)`` after a CUDA one: it resets the dtype but
+        not the default *device* the port set, so the device is reset with it."""
+        arg = positional(node, 0)
+        if arg is None or not self._sets_cuda_default():
             return
+        value = string_value(arg.value)
+        cpu = value in _CPU_TYPES if value else any(name in _CPU_TYPES for name in self.qualified(arg.value))
+        statement = self.statement_of(node)
+        expr = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if not cpu or not isinstance(expr, cst.Expr) or expr.value is not node:
+            return
+        torch_name = _torch_prefix(dotted(node.func))
+        imports = () if torch_name else torch_import(self.context.module)
+        reset = cst.parse_statement(f'{torch_name or "torch"}.set_default_device("cpu")')
+        message = "set_default_tensor_type(torch.FloatTensor) resets the dtype only: reset the default device too"
+        self.insert_after(statement, [reset], message, imports=imports)
+
+    def _default_tensor_type(self, node: cst.Call) -> None:
+        kind = self._cuda_kind(node)
+        if kind is None:
+            self._cpu_reset(node)
+            return
+        arg = positional(node, 0)
+        assert arg is not None
         self._handled.add(id(arg.value))
         if kind not in FLOATING_TENSOR_TYPES:
             self.mark(node, f"default tensor type torch.cuda.{kind}: only floating dtypes can be a default; port by hand")

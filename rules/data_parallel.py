@@ -8,14 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
-
-_NAMES = (
-    "torch.nn.DataParallel",
-    "torch.nn.parallel.DataParallel",
-    "torch.nn.parallel.data_parallel.DataParallel",
-    "torch.nn.parallel.data_parallel",
-    "torch.nn.parallel.data_parallel.data_parallel",
-)
+from porter.rules._lib.branches import DATA_PARALLEL as _NAMES
 
 
 class DataParallel(Rule):
@@ -41,7 +34,10 @@ class DataParallel(Rule):
         model = nn.DataParallel(model)
 
     Safety:
-        Review marker only; nothing is rewritten. ``isinstance(m, nn.DataParallel)`` checks (to
+        Review marker only; nothing is rewritten. A ``torch.cuda.device_count() > 1`` /
+        ``is_available()`` test guarding the call is kept by NRN103 (it stays false on Neuron,
+        so the wrap never runs there). Name heuristic: qualified names of the DataParallel
+        class and function (any import spelling). ``isinstance(m, nn.DataParallel)`` checks (to
         unwrap ``.module``) are not marked: they stay correct after the move to DDP if the user
         adds ``DistributedDataParallel`` to them.
     """

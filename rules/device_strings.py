@@ -24,7 +24,10 @@ from porter.rules._lib.device import (
     torch_ref,
 )
 from porter.rules._lib.args import positional
+from porter.rules._lib.integers import NoneNames
+from porter.rules._lib.branches import is_availability_test, under_availability_test
 from porter.rules._lib.nodes import method_name, string_value
+from porter.rules._lib.tree import child_index
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
 
@@ -45,6 +48,9 @@ _NEGATED: dict[type, type] = {
     cst.In: cst.NotIn,
     cst.NotIn: cst.In,
 }
+
+# String methods whose first argument, on a device-named receiver, is a device spelling.
+_STRING_METHODS = frozenset({"startswith", "endswith", "replace", "removeprefix", "split", "partition"})
 
 # Callables whose first positional argument is a device (or device type).
 _DEVICE_FIRST_ARG = frozenset(
@@ -69,13 +75,26 @@ class DeviceStrings(Rule):
         ``device_type=`` keyword, a value assigned to or defaulting a device-named variable or
         parameter (``device``, ``self.device``, ``device_type``, ``dev``), a comparison or
         substring test against a device-named expression (``device.type == "cuda"``,
-        ``"cuda" in device``), and either branch of a conditional expression in such a place.
+        ``"cuda" in device``), an element of a tuple/set/list such an expression is tested
+        against (``device.type in ("cuda", "xpu")``, ``assert device_type in {"cuda"}``), the
+        first argument of ``startswith``/``replace``/``split``... on a device-named value
+        (``args.device.startswith("cuda")``, ``.replace("cuda:", "")``), a literal ``case``
+        pattern of a ``match`` on a device-named subject, and either branch of a conditional
+        expression in such a place. A ported availability test opens its branch on Neuron, so
+        a string assigned to *any* name or returned in the branch of ``if
+        torch.cuda.is_available():`` / ``device_count()`` (or chosen by ``... if
+        torch.cuda.is_available() else ...``) is a device too, as is a string a device-named
+        function returns (``def get_device(): return "cuda"``).
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
         storage.cuda(i))`` becomes ``map_location=f"neuron:{i}"`` (``"neuron"`` without index);
         in ``map_location={"cuda:0": "cuda:1"}`` the values are ported and the keys (where the
-        checkpoint was saved) are kept.
+        checkpoint was saved) are kept. A parameter default ``device=torch.device("cuda")`` is
+        evaluated at import time, where ``torch.device("neuron")`` raises without torch-neuronx:
+        it becomes the string ``device="neuron"`` (accepted wherever torch takes a device),
+        unless the function reads the parameter's ``.type``/``.index`` (then the explicit
+        ``torch.device("neuron")``).
 
         With ``--style accelerator`` a produced device string becomes device-generic:
         ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``"cuda:1"``/
@@ -103,9 +122,14 @@ class DeviceStrings(Rule):
         device_type = "neuron" if "neuron" in device else "cpu"
 
     Safety:
-        Safe. Strings that are not in a device position (log messages, dict keys, comments,
-        ``"cuda"`` compared with something that is not device-named) are left alone; a device
-        string reached only through an unrelated variable name is missed (not changed).
+        Safe. Name heuristic: an expression holds a device when its last dotted part matches
+        ``device``/``devices``/``dev``/``device_type``/``map_location``/``accelerator`` as a
+        ``_``-separated word (``train_device``, ``self.device``), or ends in ``.type``
+        (``x.device.type``), or is ``str(...)`` of such a name. Strings that are not in a device
+        position (log messages, dict keys, comments, ``"cuda"`` compared with something that is
+        not device-named) are left alone; a device string reached only through an unrelated
+        variable name is missed (not changed), and a display label assigned under ``if
+        torch.cuda.is_available():`` (``label = "cuda"``) is ported as a device (known miss).
         ``map_location`` lambdas are recognised only in the form ``lambda s, l: s.cuda(...)``
         (the first parameter's ``.cuda``); other callables are left alone. Accelerator style:
         ``current_accelerator()`` is None on a machine with no accelerator, so an unguarded
@@ -152,6 +176,8 @@ class DeviceStrings(Rule):
             return index
         text = self.context.module.code_for_node(index)
         quote = "'" if '"' in text else '"'
+        if self.analysis(NoneNames).may_be_none(self, index):  # storage.cuda(None): the current device
+            return cst.parse_expression(f'"neuron" if {text} is None else f{quote}neuron:{{{text}}}{quote}')
         return cst.parse_expression(f"f{quote}neuron:{{{text}}}{quote}")
 
     def _accelerator_index(self, index: cst.BaseExpression) -> str:
@@ -161,11 +187,17 @@ class DeviceStrings(Rule):
     def _consider(self, node: cst.BaseExpression) -> None:
         if self._template(node):
             return
-        if not cuda_string(node):
+        if not cuda_string(node) and not (string_value(node) == "cuda:" and self._string_method_argument(node)):
             return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
         if self.options.style != "accelerator":
+            default = self._default_device_call(node)
+            if default is not None:
+                # def f(device=torch.device("cuda")): the default is built at import time, where
+                # torch.device("neuron") raises without torch-neuronx; the string is built lazily.
+                self.replace(default, neuron_string(node), 'default torch.device("cuda") -> "neuron" (no device object at import time)', drops_calls=True)
+                return
             self.replace(node, neuron_string, 'device string "cuda" -> "neuron"')
             return
         comparison = self._comparison_of(node)
@@ -183,6 +215,30 @@ class DeviceStrings(Rule):
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _default_device_call(self, node: cst.BaseExpression) -> cst.Call | None:
+        """``torch.device("cuda")`` (the string its only argument) as a parameter default, in a
+        function that does not read the parameter's ``.type``/``.index`` (a string has neither)."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        param = self.parent(call) if isinstance(call, cst.Call) else None
+        if not (isinstance(param, cst.Param) and param.default is call and len(call.args) == 1 and arg.keyword is None):  # type: ignore[union-attr]
+            return None
+        if not self.matches(call.func, "torch.device"):  # type: ignore[union-attr]
+            return None
+        function = next((a for a in self.ancestors(param) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        if function is None:
+            return None
+        name = param.name.value
+        for inner in child_index(self).walk(function.body):
+            if (
+                isinstance(inner, cst.Attribute)
+                and isinstance(inner.value, cst.Name)
+                and inner.value.value == name
+                and inner.attr.value in ("type", "index")
+            ):
+                return None
+        return call  # type: ignore[return-value]
 
     def _in_message(self, node: cst.CSTNode) -> bool:
         """Inside a print/log/warn call or an exception message: text, not a device."""
@@ -254,13 +310,23 @@ class DeviceStrings(Rule):
         child: cst.CSTNode = node
         parent = self.parent(child)
         # Climb through conditional expressions and or-defaults: "cuda" if ok else "cpu", dev or "cuda".
+        chosen_on_neuron = False  # the value a ported availability test now selects
         while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
             if isinstance(parent, cst.IfExp) and parent.test is child:
                 return False
+            if isinstance(parent, cst.IfExp) and parent.body is child and is_availability_test(self, parent.test):
+                chosen_on_neuron = True
             child, parent = parent, self.parent(parent)
         if isinstance(parent, cst.Arg):
             return self._device_argument(parent)
-        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+        if isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return)):
+            # A value assigned or returned where a ported availability test picks it is a device
+            # on Neuron now: ``arg = "cuda:0"`` under ``if torch.cuda.is_available():``.
+            if chosen_on_neuron or under_availability_test(self, parent):
+                return True
+            if isinstance(parent, cst.Return):
+                function = next((a for a in self.ancestors(parent) if isinstance(a, cst.FunctionDef)), None)
+                return function is not None and device_named(function.name)  # def get_device(): return "cuda"
             targets = (
                 [target.target for target in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
             )
@@ -272,12 +338,44 @@ class DeviceStrings(Rule):
             # map_location={"cuda:0": "cuda:1"}: keys name where the checkpoint was saved (kept),
             # values where to load it (ported).
             return (key is not None and bool(DEVICE_NAME.search(key))) or self._map_location_dict(parent)
+        if isinstance(parent, cst.Element):
+            # in ("cuda", "xpu") / in {"cuda"} / in ["cuda"]: the container is the comparator.
+            container = self.parent(parent)
+            target = self.parent(container) if isinstance(container, (cst.Tuple, cst.Set, cst.List)) else None
+            comparison = self.parent(target) if isinstance(target, cst.ComparisonTarget) else None
+            return (
+                isinstance(comparison, cst.Comparison)
+                and isinstance(target.operator, (cst.In, cst.NotIn))  # type: ignore[union-attr]
+                and self._device_comparison(comparison)
+            )
+        if isinstance(parent, cst.MatchValue):
+            return self._device_match(parent)
         if isinstance(parent, cst.Comparison):
             return self._device_comparison(parent)
         if isinstance(parent, cst.ComparisonTarget):
             comparison = self.parent(parent)
             return isinstance(comparison, cst.Comparison) and self._device_comparison(comparison)
         return False
+
+    def _device_match(self, pattern: cst.MatchValue) -> bool:
+        """``match device: case "cuda":``: a literal pattern compared with a device-named subject."""
+        node: cst.CSTNode | None = self.parent(pattern)
+        while isinstance(node, (cst.MatchOrElement, cst.MatchOr, cst.MatchAs)):
+            node = self.parent(node)
+        match = self.parent(node) if isinstance(node, cst.MatchCase) else None
+        return isinstance(match, cst.Match) and device_named(match.subject)
+
+    def _string_method_argument(self, node: cst.CSTNode) -> bool:
+        """The first argument of ``device.startswith(...)``/``.replace(...)`` on a device-named value."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        return (
+            isinstance(call, cst.Call)
+            and isinstance(call.func, cst.Attribute)
+            and call.func.attr.value in _STRING_METHODS
+            and positional(call, 0) is arg
+            and device_named(call.func.value)
+        )
 
     def _is_key(self, node: cst.CSTNode) -> bool:
         """A dict key (``map_location={f"cuda:{old}": ...}`` names where tensors were saved)."""
@@ -307,6 +405,8 @@ class DeviceStrings(Rule):
             return False
         if positional(call, 0) is not arg:
             return False
+        if self._string_method_argument(arg.value):
+            return True
         return method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG)
 
     def _device_comparison(self, comparison: cst.Comparison) -> bool:

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.engine.changes import Safety
+from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.args import positional
@@ -53,7 +53,11 @@ class DistBackend(Rule):
         places the backend comes from: ``backend = "nccl"`` config variables, ``args.dist_backend``
         argparse defaults, either branch of ``"nccl" if ... else "gloo"``, dict entries keyed
         ``"backend"``, comparisons of a backend-named value with ``"nccl"``, and
-        ``dist.Backend.NCCL``. With ``--style accelerator`` the backend becomes
+        ``dist.Backend.NCCL``. ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``:
+        NCCL does not exist in the torch build on Trainium, so a test for it would always pick
+        gloo after the port; the accelerator test picks ``neuron`` there and keeps gloo for a
+        CPU-only run (rather than ``"neuron"`` unconditionally, which a CPU run cannot use).
+        With ``--style accelerator`` the backend becomes
         ``torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()
         or "cpu")`` (``neuron`` on Trainium, ``nccl`` on CUDA, ``gloo`` without an accelerator).
 
@@ -67,16 +71,21 @@ class DistBackend(Rule):
         parser.add_argument("--dist-backend", default="nccl", type=str)
         dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
         backend = "nccl" if torch.cuda.is_available() else "gloo"
+        backend = "nccl" if dist.is_nccl_available() else "gloo"
 
     After:
         parser.add_argument("--dist-backend", default="neuron", type=str)
         dist.init_process_group(backend=args.dist_backend, init_method=args.dist_url)
         backend = "neuron" if torch.cuda.is_available() else "gloo"  # the condition: NRN103
+        backend = "neuron" if torch.accelerator.is_available() else "gloo"
 
     Safety:
         Safe. Only backend positions are changed: the ``backend`` argument of
         ``init_process_group``/``new_group``, backend-named variables, attributes, keywords, dict
-        keys and argparse options (``--backend``, ``--dist-backend``). ``"nccl"`` elsewhere (log
+        keys and argparse options (``--backend``, ``--dist-backend``). Name heuristic: a value
+        holds a backend when its last dotted part matches ``backend``/``dist_backend``/
+        ``comm_backend``/``pg_backend`` (not ``ddp_backend``). ``is_nccl_available()`` is
+        matched by qualified name; on a GPU host the accelerator test is also true (as NCCL was). ``"nccl"`` elsewhere (log
         text) is left alone; a backend reached through an unrelated name is missed. DeepSpeed
         calls are left to NRN304; Hugging Face ``ddp_backend`` (``TrainingArguments``, configs)
         and transformers/TRL/Accelerate calls are left to the NRN8xx rules (transformers rejects
@@ -87,7 +96,7 @@ class DistBackend(Rule):
     name: ClassVar[str] = "dist-backend"
     summary: ClassVar[str] = 'process-group backend "nccl"/"xla" -> "neuron"'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("nccl", "NCCL", '"xla"', "'xla'")
+    triggers: ClassVar[tuple[str, ...]] = ("nccl", "NCCL", "is_nccl_available", '"xla"', "'xla'")
     order: ClassVar[int] = 10
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
@@ -108,6 +117,17 @@ class DistBackend(Rule):
             self.replace(node, cst.parse_expression(retorch(text, name)), message, imports=imports)
             return
         self.replace(node, lambda n: with_string_value(n, new), f'process-group backend "{value}" -> "{new}"')  # type: ignore[arg-type]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        # The torch build on Trainium has no NCCL: a ported "nccl" chosen by is_nccl_available()
+        # would never be picked. The accelerator test keeps the gloo fallback of a CPU-only run.
+        if node.args or not self.matches(node.func, "torch.distributed.is_nccl_available"):
+            return
+        name, imports = torch_ref(self.context.module)
+        message = "dist.is_nccl_available() -> torch.accelerator.is_available() (no NCCL on Trainium; 'neuron' needs the device)"
+        self.replace(node, cst.parse_expression(f"{name}.accelerator.is_available()"), message, imports=imports)
+        if isinstance(node.func, cst.Name):  # from torch.distributed import is_nccl_available
+            self.drop_import_if_unused(ImportSpec("torch.distributed", "is_nccl_available"))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "NCCL" or not self.matches(node, "torch.distributed.Backend.NCCL"):

@@ -16,7 +16,8 @@ _VARIABLES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (
         re.compile(r"^CUDA_VISIBLE_DEVICES$"),
         "NRN303",
-        "CUDA_VISIBLE_DEVICES has no effect on Neuron; use NEURON_RT_VISIBLE_CORES (set from LOCAL_RANK by default)",
+        "CUDA_VISIBLE_DEVICES has no effect on Neuron; under torchrun leave NEURON_RT_VISIBLE_CORES unset "
+        "(each rank gets its own core; a multi-core value fails every rank), for one process set it to NeuronCore indices",
     ),
     (
         re.compile(r"^XLA_(USE|DOWNCAST)_BF16$"),
@@ -56,7 +57,8 @@ class EnvSettings(Rule):
         None of them has an effect on Trainium: the Neuron runtime owns its allocator, the
         ``neuron`` process group does not read NCCL settings (multi-node uses EFA through
         ``FI_*`` settings, facts §1.5), NeuronCores are selected with ``NEURON_RT_VISIBLE_CORES``
-        which TorchNeuron sets to ``LOCAL_RANK`` unless the user did (facts §1.2), and
+        which TorchNeuron sets to ``LOCAL_RANK`` unless the user did — and then asserts one core
+        per process, so copying a multi-GPU value into it breaks every rank (facts §0.1, §1.2) — and
         ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` were deprecated already in the XLA-based
         torch-neuronx 2.5 (facts §9). Whether to drop, translate or keep them depends on the
         launch setup, so porter only marks them.
@@ -68,12 +70,14 @@ class EnvSettings(Rule):
     After:
         # porter: NRN114 PYTORCH_CUDA_ALLOC_CONF: CUDA allocator setting, ignored on Neuron
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
-        # porter: NRN303 CUDA_VISIBLE_DEVICES has no effect on Neuron; use NEURON_RT_VISIBLE_CORES ...
+        # porter: NRN303 CUDA_VISIBLE_DEVICES has no effect on Neuron; under torchrun leave NEURON_RT_VISIBLE_CORES unset ...
         os.environ["CUDA_VISIBLE_DEVICES"] = str(args.gpu)
 
     Safety:
         Review markers only. Matches string literals equal to the variable name exactly, so a
-        name built at run time (``"NCCL_" + key``) is missed, and shell scripts are not read.
+        name built at run time (``"NCCL_" + key``) is missed; shell launchers are ported by
+        ``porter.filetypes.shell`` (NRN191). Name heuristic: the string literal itself names the
+        variable (no data flow is followed).
     """
 
     code: ClassVar[str] = "NRN114"

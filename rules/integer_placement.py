@@ -10,7 +10,8 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.integers import IntegerNames
+from porter.rules._lib.branches import checked_not_none
+from porter.rules._lib.integers import IntegerNames, NoneNames
 from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.nodes import dotted, method_name
 
@@ -53,7 +54,9 @@ class IntegerPlacement(Rule):
         another module. A conventional name the file assigns a string or ``torch.device(...)``
         (``gpu = torch.device("cuda")``), or annotates as ``torch.device``/``str``, is left alone;
         one that receives a device from elsewhere (a caller passing ``torch.device``) would be
-        wrapped wrongly (not seen in the examples read).
+        wrapped wrongly (not seen in the examples read). A value that may be None (an argparse
+        option without a default, a parameter defaulting to None) is left alone unless an
+        enclosing ``if x is not None:``/``if x:`` rules None out: ``.to(None)`` is a no-op.
     """
 
     code: ClassVar[str] = "NRN105"
@@ -85,6 +88,8 @@ class IntegerPlacement(Rule):
             return
         if arg is None or not self._is_index(arg.value):
             return
+        if self.analysis(NoneNames).may_be_none(self, arg.value) and not checked_not_none(self, node, arg.value):
+            return  # .to(None) leaves the tensor where it is; "neuron:None" would raise
         new = self._neuron(arg.value)
         self.replace(arg, lambda n: n.with_changes(value=new), 'integer device -> f"neuron:{index}"')  # type: ignore[attr-defined]
 

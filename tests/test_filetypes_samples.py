@@ -16,7 +16,7 @@ REPO = Path(__file__).parent.parent / "samples" / "repo"
 # file -> the codes its port must report (as a sorted multiset of codes).
 EXPECTED: dict[str, list[str]] = {
     "requirements.txt": ["NRN990", "NRN990", "NRN991", "NRN992", "NRN993", "NRN994", "NRN994", "NRN995"],
-    "launch.sh": ["NRN191", "NRN196", "NRN390", "NRN390", "NRN391", "NRN392"],
+    "launch.sh": ["NRN191", "NRN191", "NRN196", "NRN390", "NRN390", "NRN391", "NRN392"],
     "configs/accelerate.yaml": ["NRN290", "NRN391", "NRN394"],
     "configs/ds_config.json": ["NRN291"],
     "configs/train.yaml": ["NRN194", "NRN292", "NRN393"],
@@ -79,7 +79,8 @@ def test_ported_launcher_uses_torchrun() -> None:
     text = _ported("launch.sh")
     assert "torch.distributed.launch" not in text and "--use_env" not in text
     assert "torchrun \\\n    --nproc_per_node=${NGPUS}" in text
-    assert "export NEURON_RT_VISIBLE_CORES=0,1,2,3,4,5,6,7" in text
+    # A job-wide multi-core value would make every torchrun rank fail (one core per process).
+    assert "# export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7" in text and "NEURON_RT_VISIBLE_CORES=" not in text
 
 
 def test_the_python_of_the_sample_ports_too() -> None:

@@ -49,15 +49,21 @@ DOCS: dict[str, CodeDoc] = {
         "Marker only: a base image decides the whole container (OS, Python, drivers); a human picks it.",
     ),
     "NRN191": CodeDoc(
-        "CUDA_VISIBLE_DEVICES -> NEURON_RT_VISIBLE_CORES (review); Accelerate gpu_ids marked",
-        "Renames `CUDA_VISIBLE_DEVICES` to `NEURON_RT_VISIBLE_CORES` in scripts, Dockerfile `ENV` and config\n"
-        "keys. Marks an Accelerate `gpu_ids` other than `all` (Accelerate turns it into CUDA_VISIBLE_DEVICES).",
+        "CUDA_VISIBLE_DEVICES: dropped under multi-process launchers, else -> NEURON_RT_VISIBLE_CORES (review)",
+        "In a script that starts torchrun / torch.distributed.launch / accelerate launch / deepspeed / mpirun,\n"
+        "drops `CUDA_VISIBLE_DEVICES` (the prefix of the launch command removed, an `export` line commented\n"
+        "out, with a note). Elsewhere (one process) renames it to `NEURON_RT_VISIBLE_CORES`, also Dockerfile\n"
+        "`ENV` and config keys. Marks an Accelerate `gpu_ids` other than `all` (Accelerate turns it into\n"
+        "CUDA_VISIBLE_DEVICES).",
         "The Neuron runtime picks NeuronCores with NEURON_RT_VISIBLE_CORES and ignores CUDA_VISIBLE_DEVICES\n"
-        "(facts §1.2, §9). Under torchrun each rank already gets one core (set from LOCAL_RANK).",
-        "CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py",
-        "NEURON_RT_VISIBLE_CORES=0,1,2,3 python train.py",
-        "Review: the numbers now index logical NeuronCores, not GPUs, and a value set for a whole torchrun\n"
-        "job overrides the per-rank choice (drop it there). `gpu_ids: all` is left alone (it sets nothing).",
+        "(facts §1.2, §9). Under torchrun each rank sets it to its local rank only when it is unset, then\n"
+        "asserts one core per process: a multi-core value set for the job makes every rank fail (facts §0.1).",
+        "CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 train.py\nCUDA_VISIBLE_DEVICES=1 python eval.py",
+        "# porter: NRN191 CUDA_VISIBLE_DEVICES=0,1,2,3 dropped: torchrun gives each rank its own NeuronCore\n"
+        "torchrun --nproc_per_node=4 train.py\nNEURON_RT_VISIBLE_CORES=1 python eval.py",
+        "Review: a renamed value now indexes logical NeuronCores, not GPUs. A script that exports the variable\n"
+        "and launches a single process through a launcher loses the restriction (rare). `gpu_ids: all` is\n"
+        "left alone (it sets nothing).",
     ),
     "NRN192": CodeDoc(
         "CUDA_LAUNCH_BLOCKING -> NEURON_LAUNCH_BLOCKING",

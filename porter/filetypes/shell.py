@@ -7,7 +7,12 @@ continued command is never split. What is matched:
 - ``python -m torch.distributed.launch`` → ``torchrun`` (NRN390; ``torch.distributed.run`` too),
   ``--use_env`` dropped; ``--nproc_per_node``/``--num_processes``/``--num_gpus`` marked (NRN391);
   Slurm GPU requests marked (NRN395);
-- ``CUDA_VISIBLE_DEVICES`` → ``NEURON_RT_VISIBLE_CORES`` (NRN191), ``CUDA_LAUNCH_BLOCKING`` →
+- ``CUDA_VISIBLE_DEVICES`` (NRN191): in a file that starts a multi-process launcher (``torchrun``,
+  ``torch.distributed.launch``/``run``, ``accelerate launch``, ``deepspeed``, ``mpirun``) it is dropped —
+  the prefix of the launch command removed, an ``export`` line commented out — because TorchNeuron
+  sets ``NEURON_RT_VISIBLE_CORES`` to each rank's local rank only when it is unset and asserts one core
+  per process (facts §0.1); elsewhere (a single-process run) it is renamed to
+  ``NEURON_RT_VISIBLE_CORES``, the note saying the values now pick NeuronCores; ``CUDA_LAUNCH_BLOCKING`` →
   ``NEURON_LAUNCH_BLOCKING`` (NRN192), other CUDA variables and paths marked (NRN193), ``NCCL_*``
   marked (NRN392), ``nvidia-smi`` marked (NRN196);
 - ``pip install`` arguments: ``+cu121`` suffixes (NRN990), CUDA indexes (NRN993), CUDA-only
@@ -34,6 +39,21 @@ _USE_ENV = re.compile(r"\s--use[_-]env\b(?:=\S+)?")
 _NPROC = re.compile(r"""(?<![\w-])(--nproc[_-]per[_-]node|--num[_-]processes|--num[_-]gpus)(?:=|\s+)(\$\(\([^)]*\)\)|\$\([^)]*\)|[^\s"',]+)""")
 _SLURM_GPUS = re.compile(r"^#SBATCH\s+.*?(--gres=\S*gpu\S*|--gpus(?:-per-\w+)?=\S+|-G\s*\d+)")
 _VISIBLE = re.compile(r"\bCUDA_VISIBLE_DEVICES\b")
+# An assignment (``CUDA_VISIBLE_DEVICES=0,1 torchrun ...`` / ``export CUDA_VISIBLE_DEVICES=0,1``).
+_VISIBLE_SET = re.compile(r"(?P<export>\bexport\s+)?\bCUDA_VISIBLE_DEVICES=(?P<value>\"[^\"]*\"|'[^']*'|\S*)\s*")
+# Launchers that start one process per rank: TorchNeuron then gives each rank its own core.
+_MULTI_LAUNCHER = re.compile(
+    r"\btorchrun\b|\btorch\.distributed\.(?:launch|run)\b|\baccelerate\s+launch\b|^\s*deepspeed\b|\bmpirun\b",
+    re.MULTILINE,
+)
+_DROPPED_NOTE = (
+    "CUDA_VISIBLE_DEVICES dropped: under a multi-process launcher TorchNeuron sets NEURON_RT_VISIBLE_CORES "
+    "to each rank's local rank (one core per process); a user-set multi-core value makes every rank fail"
+)
+_RENAMED_NOTE = (
+    "CUDA_VISIBLE_DEVICES -> NEURON_RT_VISIBLE_CORES: the values now pick NeuronCores (logical cores, "
+    "trn2.48xlarge has 64), not GPUs; single-process run only"
+)
 _BLOCKING = re.compile(r"\bCUDA_LAUNCH_BLOCKING\b")
 _NCCL = re.compile(r"\bNCCL_[A-Z0-9_]+\b")
 _CUDA_ENV = re.compile(
@@ -105,6 +125,8 @@ class ShellPort:
         self.kind = kind  # "shell" | "make" | "slurm" | "procfile" | "docker"
         self.docker = kind == "docker"
         self.neuron = bool(re.search(r"neuron", doc.text, re.IGNORECASE))
+        # A launcher anywhere in the file runs what an ``export`` before it set up.
+        self.multi_process = not self.docker and bool(_MULTI_LAUNCHER.search(doc.text))
 
     def marker_indent(self, line: int) -> str | None:
         # Make ignores comment lines between recipe lines only when they are not tab-indented.
@@ -134,9 +156,7 @@ class ShellPort:
                 continue
             code = code_part(doc.body(index), self.docker)
             launched = self.launcher(index, code) or launched
-            self.rename(index, code, _VISIBLE, "NEURON_RT_VISIBLE_CORES", "NRN191", Safety.REVIEW,
-                        "CUDA_VISIBLE_DEVICES -> NEURON_RT_VISIBLE_CORES: the values now pick NeuronCores; "
-                        "torchrun already gives each rank its own core (drop it there)")
+            self.visible_devices(command, index, code)
             for match in _MIXED_FLAG.finditer(code):
                 doc.replace_span(index, match.start(2), match.end(2), "bf16", "NRN290",
                                  "--mixed_precision fp16 -> bf16 (bf16 needs no loss scaling on Trainium)", Safety.REVIEW)
@@ -189,6 +209,27 @@ class ShellPort:
             safety = Safety.REVIEW if legacy or dropped else Safety.SAFE
             self.doc.replace_span(index, match.start(), match.end(), "torchrun", "NRN390", message, safety)
         return found
+
+    def visible_devices(self, command: Command, index: int, code: str) -> None:
+        """``CUDA_VISIBLE_DEVICES``: dropped where a multi-process launcher runs (the prefix of
+        its command, or an ``export`` in a file that launches one), renamed elsewhere."""
+        doc = self.doc
+        if self.multi_process:
+            sets = list(_VISIBLE_SET.finditer(code))
+            whole = len(sets) == 1 and command.first == command.last and not code[: sets[0].start()].strip() and not code[sets[0].end() :].strip()
+            if whole and sets[0].group("export"):
+                # ``export CUDA_VISIBLE_DEVICES=...`` alone on its line: commented out, kept for the reader.
+                if doc.edit_line(index, lambda body: "# " + body, "NRN191", _DROPPED_NOTE, Safety.REVIEW):
+                    self.mark(index, "NRN191", "dropped (commented out): torchrun gives each rank its own NeuronCore")
+                return
+            launches = bool(_MULTI_LAUNCHER.search(" ".join(doc.body(i) for i in range(command.first, command.last + 1))))
+            for match in sets:
+                if match.group("export") or not launches:
+                    continue  # the prefix of a single-process command: renamed below
+                if doc.replace_span(index, match.start(), match.end(), "", "NRN191", _DROPPED_NOTE, Safety.REVIEW):
+                    self.mark(command.first, "NRN191", f"CUDA_VISIBLE_DEVICES={match.group('value')} dropped: torchrun gives each rank its own NeuronCore")
+
+        self.rename(index, code, _VISIBLE, "NEURON_RT_VISIBLE_CORES", "NRN191", Safety.REVIEW, _RENAMED_NOTE)
 
     def drop_use_env(self, index: int) -> None:
         doc = self.doc

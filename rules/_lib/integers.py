@@ -85,3 +85,67 @@ def _integer_names(module: cst.Module, index: TreeIndex | None = None) -> tuple[
         if source in found or INT_DEVICE_NAME.match(source.split(".")[-1]):
             found.add(target)
     return found - others, others
+
+
+@dataclass(frozen=True)
+class NoneNames(FileAnalysis):
+    """Names the file shows may hold None: ``args.<dest>`` of an argparse option with no default
+    (or ``default=None``), and parameters that default to ``None``."""
+
+    options: frozenset[str]  # argparse dests: matched as the last part of an attribute (args.gpu)
+    params: frozenset[tuple[int, str]]  # (id of the function, parameter name): a bare name in it
+
+    @classmethod
+    def compute(cls, rule: Rule) -> NoneNames:
+        options: set[str] = set()
+        params: set[tuple[int, str]] = set()
+
+        class _Collect(cst.CSTVisitor):
+            def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+                for param in (*node.params.params, *node.params.kwonly_params):
+                    if isinstance(param.default, cst.Name) and param.default.value == "None":
+                        params.add((id(node), param.name.value))
+
+            def visit_Call(self, node: cst.Call) -> None:
+                dest = _argparse_none_dest(node)
+                if dest is not None:
+                    options.add(dest)
+
+        visit_original(child_index(rule), rule.context.module, _Collect())
+        return cls(frozenset(options), frozenset(params))
+
+    def may_be_none(self, rule: Rule, value: cst.BaseExpression) -> bool:
+        """``value`` (a node of ``rule``'s file) may be None where it is used."""
+        if isinstance(value, cst.Name):
+            if value.value == "None":
+                return True
+            function = next((a for a in rule.ancestors(value) if isinstance(a, cst.FunctionDef)), None)
+            return function is not None and (id(function), value.value) in self.params
+        if isinstance(value, cst.Attribute):
+            return value.attr.value in self.options
+        return False
+
+
+def _argparse_none_dest(call: cst.Call) -> str | None:
+    """The dest of ``parser.add_argument("--gpu", type=int)`` when its default is None."""
+    if not isinstance(call.func, cst.Attribute) or call.func.attr.value != "add_argument":
+        return None
+    keywords = {arg.keyword.value: arg.value for arg in call.args if arg.keyword is not None}
+    action = keywords.get("action")
+    if isinstance(action, cst.SimpleString) and "store_" in str(action.evaluated_value):
+        return None  # store_true/store_false/store_const: a bool or a constant
+    default = keywords.get("default")
+    if default is not None and not (isinstance(default, cst.Name) and default.value == "None"):
+        return None
+    required = keywords.get("required")
+    if isinstance(required, cst.Name) and required.value == "True":
+        return None
+    if isinstance(keywords.get("dest"), cst.SimpleString):
+        return str(keywords["dest"].evaluated_value)  # type: ignore[attr-defined]
+    flags = [str(arg.value.evaluated_value) for arg in call.args if arg.keyword is None and isinstance(arg.value, cst.SimpleString)]
+    options = [flag for flag in flags if flag.startswith("-")]  # a positional argument is required
+    long = [flag for flag in options if flag.startswith("--")]
+    if not options:
+        return None
+    name = (long or options)[0].lstrip("-")
+    return name.replace("-", "_") if name else None

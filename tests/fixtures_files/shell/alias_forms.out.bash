@@ -1,5 +1,6 @@
+# porter: NRN191 CUDA_VISIBLE_DEVICES=0 dropped: torchrun gives each rank its own NeuronCore
 # porter: NRN391 --nproc-per-node=4 counts GPUs: one process per NeuronCore on Trainium (trn2.48xlarge: 64 logical cores, 16 chips x 4)
-NEURON_LAUNCH_BLOCKING=1 NEURON_RT_VISIBLE_CORES=0 torchrun --nproc-per-node 4 train.py
+NEURON_LAUNCH_BLOCKING=1 torchrun --nproc-per-node 4 train.py
 # porter: NRN391 --num_processes=8 counts GPUs: one process per NeuronCore on Trainium (trn2.48xlarge: 64 logical cores, 16 chips x 4)
 # porter: NRN291 --fp16: train in bf16 on Trainium (--bf16 where the script takes it, e.g. TrainingArguments)
 # porter: NRN193 PYTORCH_CUDA_ALLOC_CONF: CUDA-only setting, no effect on Trainium

@@ -2,7 +2,8 @@
 # Multi-GPU launch (8x A100)
 set -e
 
-export NEURON_RT_VISIBLE_CORES=0,1,2,3,4,5,6,7   # all GPUs
+# porter: NRN191 dropped (commented out): torchrun gives each rank its own NeuronCore
+# export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7   # all GPUs
 # porter: NRN392 NCCL_DEBUG, NCCL_IB_DISABLE, NCCL_P2P_LEVEL: not read on Trainium: collectives use the neuron process group (multi-node: EFA, FI_* settings)
 export NCCL_DEBUG=INFO
 # InfiniBand is off on this cluster
