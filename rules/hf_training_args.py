@@ -10,7 +10,8 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, set_keyword_keep_layout
-from porter.rules._lib.nodes import string_value, with_string_value
+from porter.rules._lib.hf import MISSING, has_double_star, literal
+from porter.rules._lib.nodes import with_string_value
 from porter.rules._tables.hf import (
     CUDA_DDP_BACKENDS,
     CUDA_OPTIMS,
@@ -22,26 +23,6 @@ from porter.rules._tables.hf import (
 )
 
 CallTransform = Callable[[cst.Call], cst.Call]
-MISSING = object()
-
-
-def literal(node: cst.BaseExpression) -> object:
-    """The Python value of a literal (True/False/None, int, float, str), else ``MISSING``."""
-    if isinstance(node, cst.Name) and node.value in {"True", "False", "None"}:
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.evaluated_value
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = literal(node.expression)
-        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else MISSING
-    value = string_value(node)
-    return MISSING if value is None else value
-
-
-def has_double_star(call: cst.Call) -> bool:
-    return any(arg.star == "**" for arg in call.args)
-
-
 def _rename_keyword(old: str, new: str) -> CallTransform:
     def transform(call: cst.Call) -> cst.Call:
         args = [
