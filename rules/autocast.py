@@ -14,6 +14,7 @@ from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
     AUTOCAST,
     CUDA_AUTOCAST,
+    Bindings,
     PARTIAL,
     _CUDA_ORDER,
     _GENERIC_ORDER,
@@ -102,7 +103,7 @@ class AutocastBf16(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)
-        self._bound: set[str] | None = None  # bound_names(), computed when an autocast call needs it
+        self._bound: Bindings | None = None  # bound_names(), computed when an autocast call needs it
         self._accelerator_file = file_mentions_accelerator(self.context.text)
 
     # ------------------------------------------------------------------ visitors

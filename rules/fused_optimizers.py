@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -11,7 +12,8 @@ import libcst.matchers as m
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, positional
-from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.nodes import dotted, string_value, with_string_value
+from porter.rules._lib.precision import ScalerStays
 from porter.rules._lib.optim import (
     ADAM,
     ADAMW,
@@ -23,6 +25,8 @@ from porter.rules._lib.optim import (
     without_double_star,
 )
 _FUSED_KEYS = frozenset({"fused", "foreach"})
+_ADAM_WORD = re.compile(r"\bAdam\b")
+_LOG_CALLS = frozenset({"print", "info", "debug", "warning", "log", "write", "set_description"})
 
 
 class FusedOptimizers(Rule):
@@ -85,11 +89,28 @@ class FusedOptimizers(Rule):
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._adams: list[cst.Call] = []  # every Adam construction, and those made AdamW
+        self._renamed: list[cst.Call] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.matches(node.func, *ADAMW):
             self._adamw(node)
         elif self.matches(node.func, *ADAM):
+            self._adams.append(node)
             self._adam(node)
+
+    def _scaler_line(self) -> int | None:
+        """The line of a loss scaler that stays active (float16 reachable), else None."""
+        return self.analysis(ScalerStays).line
+
+    def _mark_scaler(self, call: cst.Call, line: int, what: str) -> None:
+        self.mark(
+            call,
+            f"{what}: the GradScaler (line {line}) stays for float16 and Neuron's fused AdamW ignores "
+            "grad_scale/found_inf (unscaled, unskipped steps); keep fused off while float16 is used",
+            code="NRN503",
+        )
 
     # ----------------------------------------------------------------- AdamW
     def _adamw(self, call: cst.Call) -> None:
@@ -101,6 +122,11 @@ class FusedOptimizers(Rule):
         droppable = [arg for arg in stars if self._only_fused_keys(call, arg.value)]
         if len(droppable) != len(stars):
             self.mark(call, "AdamW with **kwargs: make sure they hold fused=True (native _fused_adamw_ kernel)", code="NRN503")
+            return
+        scaler = self._scaler_line()
+        if scaler is not None:
+            if literal_bool(_value(call, "fused")) or droppable:
+                self._mark_scaler(call, scaler, "AdamW(fused=True) with a GradScaler")
             return
         if not droppable and literal_bool(_value(call, "fused")) and keyword(call, "foreach") is None:
             return
@@ -158,8 +184,19 @@ class FusedOptimizers(Rule):
                 code="NRN503",
             )
             plan = "adam-groups"
+        if plan == "adamw" and not decoupled and self._added_group_decay(call):
+            self.mark(
+                call,
+                "Adam gets parameter groups later (add_param_group / param_groups) that may set weight_decay "
+                "(L2 in Adam, decoupled in AdamW): if none does, use AdamW(weight_decay=0.0, fused=True)",
+                code="NRN503",
+            )
+            plan = "adam-groups"
+        if plan == "adamw" and self._scaler_line() is not None:
+            return  # fused AdamW would ignore the GradScaler that float16 keeps
         if plan == "adamw":
             self._adam_to_adamw(call, keep_decay=bool(decoupled))
+            self._renamed.append(call)
             return
         if plan == "adam-review":
             self.mark(
@@ -171,6 +208,51 @@ class FusedOptimizers(Rule):
             self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam: fused -> foreach=True (no Neuron _fused_adam_ kernel)", code="NRN502")
         elif plan == "adam-foreach" and keyword(call, "foreach") is None:
             self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam with weight decay: foreach=True", code="NRN502")
+
+    def _added_group_decay(self, call: cst.Call) -> bool:
+        """Whether groups added later to this optimizer may set ``weight_decay``:
+        ``opt.add_param_group({...})`` whose dict sets it (or is not in view), or an assignment of
+        a ``"weight_decay"`` key anywhere in the file (``group["weight_decay"] = wd``)."""
+        parent = self.parent(call)
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+        name = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        for node in m.findall(self.context.module, m.Call(func=m.Attribute(attr=m.Name("add_param_group")))):
+            assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            if name is not None and dotted(node.func.value) != name:
+                continue
+            group = node.args[0].value if node.args else None
+            if not isinstance(group, (cst.Dict, cst.Call)) or _mentions_weight_decay(group):
+                return True
+        for node in m.findall(self.context.module, m.AssignTarget(target=m.Subscript())):
+            assert isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript)
+            index = node.target.slice[0].slice if len(node.target.slice) == 1 else None
+            if isinstance(index, cst.Index) and string_value(index.value) == "weight_decay":
+                return True
+        return False
+
+    # ----------------------------------------------------------------- log strings
+    def leave_Module(self, original_node: cst.Module) -> None:
+        """When every Adam of the file became AdamW, a log line that names Adam says AdamW."""
+        if not self._renamed or len(self._renamed) != len(self._adams):
+            return
+        for node in m.findall(original_node, m.SimpleString()):
+            assert isinstance(node, cst.SimpleString)
+            value = string_value(node)
+            if value is None or not _ADAM_WORD.search(value) or not self._logged(node):
+                continue
+            new = _ADAM_WORD.sub("AdamW", value)
+            self.replace(node, lambda n, new=new: with_string_value(n, new), "log text names the optimizer: Adam -> AdamW", code="NRN502")  # type: ignore[misc]
+
+    def _logged(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is (part of) an argument of a print/log call."""
+        current: cst.CSTNode | None = self.parent(node)
+        while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            if isinstance(current, cst.Call):
+                func = current.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                return name in _LOG_CALLS
+            current = self.parent(current)
+        return False
 
     def _group_decay(self, call: cst.Call) -> bool:
         """Whether the params argument is, or may be, a list of groups that set ``weight_decay``."""

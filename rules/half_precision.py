@@ -12,10 +12,14 @@ from porter.rules._lib.args import positional
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 from porter.rules._lib.precision import (
     DTYPE_NAME,
+    EXPLICIT_CODE,
     FP16_DTYPES,
     autocast_dtype_argument,
+    explicit_choice,
+    half_for_storage,
     half_tensor_call,
     in_comparison,
+    owned_test,
     torch_alias,
 )
 
@@ -79,6 +83,9 @@ class HalfToBf16(Rule):
     # float16 is a deliberate choice in CPU-only and library code; only a file being ported (one
     # with a CUDA-ism, or already on neuron, or --all) has it made bfloat16.
     requires_port_context: ClassVar[bool] = True
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN208": "float16 chosen by an explicit option or another device's branch: kept as written (review marker)",
+    }
     order: ClassVar[int] = 30
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -90,6 +97,8 @@ class HalfToBf16(Rule):
         body, orelse = self._precision_of(node.body), self._precision_of(node.orelse)
         if "fp16" not in {body, orelse} or not {body, orelse} <= {"bf16", "fp16"}:
             return
+        if not owned_test(node.test, self.qualified):
+            return  # the user's choice (an option, another device): kept, see _explicit
         self._collapsed.update({id(node.body), id(node.orelse)})
         kept = "body" if body == "bf16" else "orelse" if orelse == "bf16" else None
 
@@ -134,6 +143,8 @@ class HalfToBf16(Rule):
             return
         if _dict_key(node, self.parent(node)):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
+        if self._explicit(node):
+            return
         text = dotted(node) or ""
         if isinstance(node, cst.Attribute):
             new = cst.parse_expression(text.rsplit(".", 1)[0] + ".bfloat16")
@@ -154,11 +165,26 @@ class HalfToBf16(Rule):
             self.replace(node, _bf16_dtype_keyword, "torch.cuda.HalfTensor -> bfloat16 tensors")
             return
         if method_name(node) == "half" and isinstance(node.func, cst.Attribute):
+            if half_for_storage(node, self.parent, self.qualified) is not None or self._explicit(node):
+                return  # rounding / a half checkpoint is not mixed precision; an option is the user's
             self.replace(
                 node,
                 lambda n: n.with_changes(func=n.func.with_changes(attr=cst.Name("bfloat16"))),  # type: ignore[attr-defined]
                 ".half() -> .bfloat16()",
             )
+
+    def _explicit(self, node: cst.CSTNode) -> bool:
+        """Keep (and mark) a float16 value an option or another device chooses: an fp16 option
+        must still mean float16 (never bfloat16 under an fp16 label), and the branch stays."""
+        test = explicit_choice(node, self.parent, self.qualified, self.context.module.code_for_node)
+        if test is None:
+            return False
+        self.mark(
+            node,
+            f"float16 kept: `{_short(test)}` decides the dtype (a user choice); on Trainium choose bfloat16 there (float16 needs its GradScaler)",
+            code=EXPLICIT_CODE,
+        )
+        return True
 
     def _cuda_half_tensor_call(self, node: cst.Call) -> bool:
         for candidate in (node.func, *(arg.value for arg in node.args[:1])):
@@ -172,6 +198,8 @@ class HalfToBf16(Rule):
         if id(node) in self._collapsed or value not in {"float16", "half"}:
             return
         if not self._dtype_string_position(node) or (value == "half" and not self._getattr_torch(node)):
+            return
+        if self._explicit(node):
             return
         self.replace(node, lambda n: with_string_value(n, "bfloat16"), f'"{value}" -> "bfloat16"')  # type: ignore[arg-type]
 
@@ -225,6 +253,11 @@ class HalfToBf16(Rule):
             and first is not None
             and "torch" in self.qualified(first.value)
         )
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _as_bf16(node: cst.BaseExpression) -> cst.BaseExpression:
