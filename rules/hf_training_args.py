@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import libcst as cst
+import libcst.matchers as m
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
@@ -311,8 +312,13 @@ class HfTrainingPerf(_TrainingArgsRule):
         star = has_double_star(call)
         self._optim(call)
         self._compile(call, star)
-        self._ensure(call, "dataloader_drop_last", True, "NRN806", star,
-                     "dataloader_drop_last=True: one batch shape (a partial last batch would recompile)")
+        if self._evaluates(call):
+            if keyword(call, "dataloader_drop_last") is None:
+                self.mark(call, "dataloader_drop_last=True would also drop the last eval/predict batch (metrics skip samples): "
+                          "keep it off for evaluation; a short last train batch costs one more compile", code="NRN806")
+        else:
+            self._ensure(call, "dataloader_drop_last", True, "NRN806", star,
+                         "dataloader_drop_last=True: one batch shape (a partial last batch would recompile)")
         self._ensure(call, "logging_nan_inf_filter", False, "NRN807", star,
                      "logging_nan_inf_filter=False: saves 2 host syncs per step (NaN losses are logged, not filtered)")
         self._logging_steps(call)
@@ -355,8 +361,10 @@ class HfTrainingPerf(_TrainingArgsRule):
         interval = self.options.log_interval
         if arg is None or not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < interval:
             return
-        message = f"logging_steps={value} -> {interval}: each log runs .item() on the loss and the grad norm (2 host syncs)"
+        message = f"logging_steps={value} -> {interval}: each log runs .item() on the loss and the grad norm (2 host syncs, measured)"
         self.edit(call, arg, _set("logging_steps", str(interval)), message, "NRN815")
+        self.mark(call, f"logging_steps was {value}: raised to {interval}, so the loss is logged every {interval} steps "
+                  "(each log syncs the host twice); set it back if you need every step", code="NRN815")
 
     def _ensure(self, call: cst.Call, name: str, wanted: bool, code: str, star: bool, message: str) -> None:
         arg = keyword(call, name)
@@ -364,8 +372,26 @@ class HfTrainingPerf(_TrainingArgsRule):
             if not star:
                 self.edit(call, call, _set(name, str(wanted)), message, code)
             return
-        if literal(arg.value) is (not wanted):
-            self.edit(call, arg, _set(name, str(wanted)), message, code)
+        if literal(arg.value) is (not wanted):  # the user's explicit choice: kept, and said why it costs
+            self.mark(call, f"{name}={not wanted} kept (an explicit choice); on Neuron: {message}", code=code)
+
+    def _evaluates(self, call: cst.Call) -> bool:
+        """Whether the Trainer these arguments configure evaluates or predicts (its eval and test
+        loaders read ``dataloader_drop_last`` too): an eval/predict setting on the call, or an
+        ``eval_dataset=``/``.evaluate()``/``.predict()`` in the file."""
+        for arg in call.args:
+            name = arg.keyword.value if arg.keyword is not None else ""
+            value = literal(arg.value)
+            if name in {"do_eval", "do_predict"} and value is not False:
+                return True
+            if name in {"eval_strategy", "evaluation_strategy"} and value != "no":
+                return True
+            if name in {"eval_steps", "load_best_model_at_end", "metric_for_best_model"}:
+                return True
+        module = self.context.module
+        if m.findall(module, m.Arg(keyword=m.Name("eval_dataset"))):
+            return True
+        return bool(m.findall(module, m.Call(func=m.Attribute(attr=m.Name("evaluate") | m.Name("predict")))))
 
     def _parser(self, call: cst.Call) -> None:
         first = call.args[0].value if call.args and call.args[0].keyword is None else None
