@@ -10,6 +10,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword
+from porter.rules._lib.hf import origin
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
 
@@ -312,6 +313,9 @@ class GenerateStaticCache(Rule):
     summary: ClassVar[str] = 'model.generate(...) -> cache_implementation="static" (one decoding shape)'
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = (".generate(",)
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN714": "generate() on an object not shown to be a Transformers model: review marker (no keyword inserted)",
+    }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
 
@@ -320,10 +324,23 @@ class GenerateStaticCache(Rule):
             return
         if keyword(node, "cache_implementation") is not None or keyword(node, "past_key_values") is not None:
             return
-        receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None  # type: ignore[union-attr]
+        if not isinstance(node.func, cst.Attribute):
+            return
+        receiver = dotted(node.func.value)
         named = receiver is not None and bool(_MODEL_NAME.search(receiver.split(".")[-1]))
         generation = any(arg.keyword is not None and arg.keyword.value in _GENERATION_KEYWORDS for arg in node.args)
         if not (named or generation):
+            return
+        built = origin(self, node.func.value)
+        if built == "own":
+            return  # the project's own generate(): a Transformers keyword would be a TypeError
+        if built == "unknown":
+            self.mark(
+                node,
+                f'{receiver or "this object"}.generate(): not shown to be a Transformers model here; if it is one, '
+                'add cache_implementation="static" (one decoding shape)',
+                code="NRN714",
+            )
             return
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
