@@ -556,10 +556,18 @@ def _root_name(node: cst.BaseExpression) -> str | None:
 def _parameters_owner(node: cst.CSTNode) -> str | None:
     for found in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
         assert isinstance(found, cst.Call) and isinstance(found.func, cst.Attribute)
-        name = _root_name(found.func.value)
+        name = _root_name(found.func.value) or _owner_of_part(found.func.value)
         if name is not None and name != "self":
             return name
     return None
+
+
+def _owner_of_part(node: cst.BaseExpression) -> str | None:
+    """``model`` for ``model.fc`` / ``model.backbone.head``: training a part (a head on a frozen
+    backbone) still runs the whole model's forward, so the whole model is what to compile."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) and node.value != "self" else None
 
 
 def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
@@ -592,6 +600,10 @@ def _mentions(statement: cst.CSTNode, name: str) -> bool:
     than a read such as ``.parameters()``, or passes it to a function other than ``print``/``len``)."""
     if _binds_any(statement, {name}):
         return True
+    for target in m.findall(statement, m.AssignTarget(target=m.Attribute())):
+        assert isinstance(target, cst.AssignTarget)
+        if _owner_of_part(target.target) == name and not name.startswith("self."):  # type: ignore[arg-type]
+            return True  # model.fc = nn.Linear(...): the model is still being built
     for call in m.findall(statement, m.Call()):
         assert isinstance(call, cst.Call)
         if isinstance(call.func, cst.Attribute) and _root_name(call.func.value) == name:
