@@ -129,6 +129,7 @@ class StaticPadding(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("padding", "DataCollator")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN712": "Hugging Face data collator -> pad_to_multiple_of=<truncation length> or 128 (bounded sequence shapes)",
+        "NRN715": "padding tokenizer call on an object not shown to be a Hugging Face tokenizer: review marker (no keyword inserted)",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
@@ -140,8 +141,18 @@ class StaticPadding(Rule):
         if collator is not None:
             self._pad_collator(node, collator)
             return
-        if self._is_tokenizer_call(node):
-            self._pad_tokenizer(node)
+        if self._is_tokenizer_call(node) and _pad_value(node) is not None and keyword(node, "pad_to_multiple_of") is None:
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+            built = origin(self, receiver)
+            if built == "library":
+                self._pad_tokenizer(node)
+            elif built == "unknown":
+                self.mark(
+                    node,
+                    f"{dotted(receiver) or 'tokenizer'} pads to the longest sequence (a new shape per batch) and is not shown "
+                    "to be a Hugging Face tokenizer here: if it is one, pad to max_length or pad_to_multiple_of=128",
+                    code="NRN715",
+                )
 
     def _collator(self, call: cst.Call) -> str | None:
         for name in self.qualified(call.func):
