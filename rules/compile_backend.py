@@ -32,7 +32,12 @@ class CompileBackend(Rule):
         dict goes if it ends up empty). ``fullgraph=`` and every other argument are kept. NRN402
         removes ``torch._inductor.config.X = ...`` assignments (any import spelling). With
         ``--style accelerator`` no backend is written and a CUDA backend (``"inductor"``) is
-        dropped, so the code stays device-generic.
+        dropped, so the code stays device-generic. Settings of the tool that choose a compile
+        backend get ``"neuron"`` for a CUDA backend (review): an argparse flag named like
+        ``--torchcompile``/``--compile-backend``/``--dynamo-backend``/``--backend`` with ``const=`` or
+        ``default="inductor"`` (timm's ``--torchcompile``), and a ``backend``/``compile_backend``
+        field or variable assigned ``"inductor"`` (a config dataclass). Every ``torch.compile`` call
+        of the file, a second one for an EMA or teacher model included, gets ``dynamic=False``.
 
     Why:
         TorchNeuron compiles through Dynamo → AOTAutograd → StableHLO → neuronx-cc, not through

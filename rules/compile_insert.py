@@ -102,9 +102,18 @@ class CompileInsert(Rule):
         ``fully_shard`` calls (also inside ``if`` branches) are followed back to the variable the model
         was built into. It then inserts
         ``model.compile(backend="neuron", dynamic=False)`` once, right after the last statement before
-        the optimizer (and before any wrap) that assigns the model, calls a method on it (other than
-        reads such as ``.parameters()``) or passes it to a function (other than ``print``/``len``) —
-        i.e. after it is built, its weights loaded and it is placed on its device. ``fullgraph=True`` is added only when the
+        the optimizer (and before a DDP/DataParallel wrap, nanoGPT's order) that assigns the model or
+        one of its parts (``model.fc = ...``), calls a method on it (other than reads such as
+        ``.parameters()``) or passes it to a function (other than ``print``/``len``) — i.e. after it
+        is built, its weights loaded and it is placed on its device. After an FSDP wrap or
+        ``fully_shard(model)`` instead (Dynamo traces the sharded module); an FSDP1 wrap gets
+        ``use_orig_params=True`` (an explicit ``False`` gets an NRN413 marker, no compile). A trained
+        part (``model.fc.parameters()``: a head on a frozen backbone) compiles the whole model. In an
+        Accelerate script whose ``accelerator.prepare(...)`` gets the model, the ``Accelerator(...)``
+        gets ``dynamo_plugin=TorchDynamoPlugin(backend="neuron", dynamic=False)`` instead
+        (Accelerate compiles after its own wrap). A model the file also drives with varying shapes
+        (``model.generate(...)``, also through ``accelerator.unwrap_model(model)``) is not compiled
+        in place: NRN413 marks it, naming the call. ``fullgraph=True`` is added only when the
         model's class is defined in the file and its ``forward`` (with the methods, helper functions
         and submodule classes of the file it uses) shows none of the compile hazards: ``.item()``,
         ``.tolist()``, ``.numpy()``, ``nonzero``/``unique``/``masked_select``, boolean-mask indexing,
@@ -120,7 +129,11 @@ class CompileInsert(Rule):
         keys; ``model = torch.compile(model)`` returns a wrapper whose keys gain an ``_orig_mod.``
         prefix and breaks loading existing checkpoints. Compiling before the DDP wrap is the order
         nanoGPT uses. ``dynamic=False`` because TorchNeuron rejects dynamic shapes (facts §1.6, §3);
-        ``fullgraph=True`` is recommended but raises on any graph break, hence only with a clean forward.
+        ``fullgraph=True`` is recommended but raises on any graph break, hence only with a clean forward
+        (never under FSDP, whose units break the graph). With ``dynamic=False`` every new sequence
+        length of ``generate()`` is a full Neuron compile. Accelerate 1.15 knows the neuron Dynamo
+        backend (neuron-facts §0.1); its plugin's ``dynamic`` defaults to None (automatic dynamic
+        shapes), hence written out.
 
     Before:
         model = Net().to(device)

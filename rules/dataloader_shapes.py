@@ -40,7 +40,9 @@ class DataLoaderShapes(Rule):
         A training ``torch.utils.data.DataLoader(...)`` with no ``drop_last`` gets
         ``drop_last=True`` (NRN701). An evaluation loader (assigned to, or built from, a name
         like ``val_loader``/``eval_dataloader``/``dataset_test``, or built in a function named like
-        eval/validate/test) gets an NRN702 review marker instead. A training loader with no
+        eval/validate/test), and a loader that feeds generation, sampling or prediction (named so,
+        or iterated by a loop that calls ``.generate()``/``.sample()``/``.predict()`` or runs under
+        ``torch.no_grad()``/``inference_mode()``), gets an NRN702 review marker instead. A training loader with no
         ``num_workers`` gets an NRN703 review suggestion (workers, ``persistent_workers=True``,
         ``prefetch_factor``).
 

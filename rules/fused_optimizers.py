@@ -42,7 +42,11 @@ class FusedOptimizers(Rule):
         ``decoupled_weight_decay=True``) becomes ``torch.optim.AdamW(..., weight_decay=0.0,
         fused=True)`` (its own weight decay kept when decoupled); with a literal weight decay > 0 it stays
         Adam with ``foreach=True`` (``fused=True`` dropped). NRN503 marks an Adam whose weight decay is
-        not a literal, and optimizers whose ``**kwargs`` the file does not show.
+        not a literal, and optimizers whose ``**kwargs`` the file does not show. When a loss scaler
+        stays active (a GradScaler built in the file while float16 remains reachable, see
+        ``ScalerStays`` in ``rules/_lib/precision.py``) no ``fused=True`` is added, and a user's
+        ``fused=True`` beside it gets an NRN503 marker. When every Adam of the file became AdamW, log
+        text naming ``Adam`` in a ``print``/``logger.*`` call says ``AdamW``.
 
     Why:
         TorchNeuron registers a native ``aten::_fused_adamw_`` kernel; PyTorch accepts ``fused=True``
@@ -52,7 +56,9 @@ class FusedOptimizers(Rule):
         snapshot and falls back to the CPU (facts §2; unverified on the 2.13 wheels — check with
         ``torch_neuronx.get_fallback_ops()``). Adam without weight decay performs exactly AdamW's update
         with ``weight_decay=0`` (AdamW's own default is 0.01, hence written out); measured identical
-        (DESIGN.md, parity).
+        (DESIGN.md, parity). Neuron's fused AdamW kernel ignores the ``grad_scale``/``found_inf``
+        arguments a GradScaler passes (neuron-facts §0.1): fused under a scaler gives unscaled,
+        unskipped updates.
 
     Before:
         optimizer = torch.optim.AdamW(groups, lr=lr, betas=betas, **extra_args)
@@ -71,7 +77,9 @@ class FusedOptimizers(Rule):
         (``{"params": ..., "weight_decay": 1e-4}``) is Adam's L2 decay in that group, not AdamW's: an Adam
         whose params argument is, or is assigned from, groups that set ``weight_decay`` — or whose params
         come from a variable the file does not show (a function parameter, a list filled elsewhere) —
-        stays Adam with an NRN503 marker. ``**kwargs`` are dropped only when the file shows a dict of
+        stays Adam with an NRN503 marker, as does an Adam that later gets groups through
+        ``opt.add_param_group({...})`` setting (or maybe setting) ``weight_decay``, or a file that
+        assigns a ``["weight_decay"]`` key. ``**kwargs`` are dropped only when the file shows a dict of
         ``fused``/``foreach`` only (and adds no other key to it); otherwise NRN503 marks the call. SGD and the other optimizers are left alone: PyTorch already
         picks the ``foreach`` path on the neuron device by default, so ``foreach=True`` would change nothing.
     """
@@ -119,14 +127,14 @@ class FusedOptimizers(Rule):
         if any(arg.star == "*" for arg in call.args):
             return
         stars = [arg for arg in call.args if arg.star == "**"]
+        scaler = self._scaler_line()
+        if scaler is not None:  # fused=True would silently ignore the scaler: never added, a user's is marked
+            if literal_bool(_value(call, "fused")) or stars:
+                self._mark_scaler(call, scaler, "AdamW(fused=True) with a GradScaler" if not stars else "AdamW(**kwargs) may set fused=True")
+            return
         droppable = [arg for arg in stars if self._only_fused_keys(call, arg.value)]
         if len(droppable) != len(stars):
             self.mark(call, "AdamW with **kwargs: make sure they hold fused=True (native _fused_adamw_ kernel)", code="NRN503")
-            return
-        scaler = self._scaler_line()
-        if scaler is not None:
-            if literal_bool(_value(call, "fused")) or droppable:
-                self._mark_scaler(call, scaler, "AdamW(fused=True) with a GradScaler")
             return
         if not droppable and literal_bool(_value(call, "fused")) and keyword(call, "foreach") is None:
             return

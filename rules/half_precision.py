@@ -38,10 +38,18 @@ class HalfToBf16(Rule):
         ``dtype``-named variable or keyword, an argparse ``--dtype`` default,
         ``getattr(torch, "float16")``); ``torch.cuda.HalfTensor(...)`` and
         ``x.type(torch.cuda.HalfTensor)``, which NRN107 turns into calls with
-        ``dtype=torch.float16``, get ``dtype=torch.bfloat16``. A choice between the two collapses to bfloat16: nanoGPT's
-        ``'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else
-        'float16'`` becomes ``'bfloat16'`` and ``torch.bfloat16 if bf16 else torch.float16``
-        becomes ``torch.bfloat16``. Comparisons (``x.dtype == torch.float16``) are left alone:
+        ``dtype=torch.float16``, get ``dtype=torch.bfloat16``. A choice between the two made only by
+        CUDA capability probes collapses to bfloat16 (on Neuron bfloat16 is always supported):
+        nanoGPT's ``'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        else 'float16'`` becomes ``'bfloat16'``. A choice the user makes is kept as written with an
+        NRN208 marker, every call and branch included: ``torch.float16 if args.amp_dtype ==
+        "float16" else torch.bfloat16``, ``torch.float16 if infer_device() == "mps" else ...``, and
+        float16 in an ``if``/``elif`` branch whose test names a precision (``elif
+        args.prior_generation_precision == "fp16":``, ``if args.fp16:``); an argparse default
+        ``"float16"`` is a default and becomes ``"bfloat16"``, so ``--amp-dtype float16`` still
+        means float16 (the GradScaler rule then keeps the scaler). ``x.half()`` that rounds
+        (``x.half().float()``) or makes a half checkpoint (``torch.save(model.half().state_dict())``,
+        a ``{k: v.half() for k, v in sd.items()}`` copy) is not mixed precision and is left alone. Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
         not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
@@ -58,11 +66,14 @@ class HalfToBf16(Rule):
         dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
         ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
         model = model.half()
+        amp_dtype = torch.float16 if args.amp_dtype == "float16" else torch.bfloat16
 
     After:
         dtype = 'bfloat16'
         ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.bfloat16}[dtype]
         model = model.bfloat16()
+        # porter: NRN208 float16 kept: `args.amp_dtype == "float16"` decides the dtype (a user choice); ...
+        amp_dtype = torch.float16 if args.amp_dtype == "float16" else torch.bfloat16
 
     Safety:
         Review: bfloat16 keeps float32's range but has 8 mantissa bits against float16's 11, so
@@ -72,7 +83,11 @@ class HalfToBf16(Rule):
         (a user class with its own ``half()`` would be renamed too). Known misses: dtypes chosen
         at run time (``getattr(torch, args.dtype)``, ``--dtype float16`` on the command line)
         are not changed — the GradScaler rule keeps the scaler and says why (NRN206); float16
-        written to exported checkpoints (``model.half().state_dict()``) becomes bfloat16 too.
+        saved through a helper of another module (``export(model.half())``) becomes bfloat16.
+        Choice heuristic: a test is the port's only when it is made of CUDA capability probes
+        (``is_available``, ``is_bf16_supported``, ``get_device_capability``); a tensor dtype check
+        (``x.dtype == torch.float16``) selects, so its branch is ported; any other test naming a
+        precision (``fp16``/``bf16``/``half``/``precision``/``dtype`` in its text) is the user's.
     """
 
     code: ClassVar[str] = "NRN203"

@@ -240,12 +240,16 @@ class HfTrainingPerf(_TrainingArgsRule):
     What it does:
         In files that are being ported, in the same calls as NRN801: adds
         ``dataloader_drop_last=True`` (NRN806) and ``logging_nan_inf_filter=False`` (NRN807)
-        unless they are already set that way; ``optim="adamw_torch"`` -> ``"adamw_torch_fused"``
+        when they are not set (an explicit opposite value is the user's: kept, with a marker
+        saying what it costs); ``dataloader_drop_last`` is not added when the Trainer evaluates
+        or predicts (an eval/predict setting on the call, ``eval_dataset=``, ``.evaluate()`` or
+        ``.predict()`` in the file: its eval loaders read it too, and metrics would skip samples),
+        a marker says so instead; ``optim="adamw_torch"`` -> ``"adamw_torch_fused"``
         (NRN808); ``torch_compile=True`` without a backend gets ``torch_compile_backend="neuron"``,
         and a call with no compile setting gets ``torch_compile=True,
         torch_compile_backend="neuron"`` (NRN809; not with ``--no-compile-insertion``, and an
         explicit ``torch_compile=False`` is kept); ``logging_steps`` below ``--log-interval``
-        (default 10) is raised to it (NRN815). Where the settings cannot be read from the
+        (default 10) is raised to it (NRN815), with a marker in the source (fewer log lines). Where the settings cannot be read from the
         call it adds an NRN810 marker instead: a call with ``**kwargs`` (a dict; nothing is
         added to it, the dict may hold the same keys), an ``optim=`` that comes from a
         variable, and an ``HfArgumentParser``/``TrlParser`` built over one of these classes

@@ -118,7 +118,12 @@ class StaticPadding(Rule):
         that maximum is not a multiple of 128 and no truncation bounds the length (measured: a
         64-position model crashes in its position embedding) — check the model config.
         Tokenizers are recognised by name (``tokenizer``, ``tok``, ``processor``, ending in
-        ``_tokenizer``); a tokenizer held under another name is missed. Collators are matched by
+        ``_tokenizer``); a tokenizer held under another name is missed. The receiver must be shown
+        to be built by Hugging Face (``AutoTokenizer.from_pretrained(...)`` assigned in the same
+        function or at module level, ``self.tokenizer`` set so in the class, a parameter annotated
+        with a transformers class; ``rules/_lib/hf.py`` ``origin``): the project's own tokenizer
+        class is left alone, and a receiver not in view (a function parameter) gets an NRN715
+        marker instead of an edit. Collators are matched by
         qualified name (``transformers.DataCollatorWithPadding``), any import spelling.
     """
 
@@ -298,7 +303,12 @@ class GenerateStaticCache(Rule):
     What it does:
         A ``.generate(...)`` call on a model (receiver named like ``model``/``lm``/``net``, or a call
         with generation keywords such as ``max_new_tokens``) without ``cache_implementation``,
-        ``past_key_values`` or ``**kwargs`` gets ``cache_implementation="static"``.
+        ``past_key_values`` or ``**kwargs`` gets ``cache_implementation="static"`` when the file
+        shows the receiver was built by Hugging Face (``AutoModelForCausalLM.from_pretrained``,
+        followed through ``.to()``/``.eval()``, ``get_peft_model``, ``accelerator.prepare`` /
+        ``unwrap_model``, ``self.model = ...`` in the class, a ``PreTrainedModel`` annotation or
+        subclass). A project's own ``generate()`` (a class of the file that is no Transformers
+        model) is left alone; a receiver not in view (a parameter) gets an NRN714 marker.
 
     Why:
         The default dynamic KV cache grows by one token per decoding step: a new shape, so a new
@@ -314,9 +324,10 @@ class GenerateStaticCache(Rule):
 
     Safety:
         Review: the cache is allocated for the whole ``max_length`` up front (more memory), and a
-        model class without static-cache support raises at the first call. The receiver is
-        recognised by name or by generation keywords (a ``.generate`` of an unrelated object
-        called with ``max_length=`` would be changed — rare).
+        model class without static-cache support raises at the first call. Receiver heuristic: a
+        name or generation keywords make it a candidate; only a receiver the file shows to be built
+        by a Hugging Face library (``transformers``, ``trl``, ``peft``, ``optimum``) gets the keyword,
+        so a project's own ``generate(self, idx, max_new_tokens)`` never gets a ``TypeError``.
     """
 
     code: ClassVar[str] = "NRN713"
