@@ -14,9 +14,9 @@ from porter.rules._lib.args import keyword, add_keyword_keep_layout
 from porter.rules._lib.nodes import dotted
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
-_EVAL_TOKEN = re.compile(
-    r"^(val|valid|validation|eval|evaluation|test|testing|dev|holdout)"
-    r"|^(gen|generate|generation|sample|sampling|predict|prediction|pred|infer|inference)(loader|dataloader|dl|set|ds|data)?$"
+_EVAL_TOKEN = re.compile(r"^(val|valid|validation|eval|evaluation|test|testing|dev|holdout)")
+_GENERATION_TOKEN = re.compile(
+    r"^(gen|generate|generation|sample|sampling|predict|prediction|pred|infer|inference)(loader|dataloader|dl|set|ds|data)?$"
 )
 # Calls in a loop body that say the loop does not train: generation, sampling, prediction.
 _NOT_TRAINING_CALLS = frozenset({"generate", "sample", "predict", "evaluate", "inference"})
@@ -97,12 +97,10 @@ class DataLoaderShapes(Rule):
         batch_size = keyword(node, "batch_size")
         if batch_size is not None and isinstance(batch_size.value, cst.Name) and batch_size.value.value == "None":
             return
-        if self._is_evaluation(node) or self._feeds_no_training(node):
-            self.mark(
-                node,
-                "evaluation/generation loader: a short last batch is a new shape (one more compile); pad it or accept it",
-                code="NRN702",
-            )
+        evaluation = self._is_evaluation(node)
+        if evaluation or self._feeds_no_training(node):
+            what = "evaluation loader" if evaluation else "loader feeding generation/sampling (no training step)"
+            self.mark(node, f"{what}: a short last batch is a new shape (one more compile); pad it or accept it", code="NRN702")
             return
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
@@ -130,6 +128,8 @@ class DataLoaderShapes(Rule):
         name = dotted(parent.targets[0].target)
         if name is None:
             return False
+        if any(_GENERATION_TOKEN.match(token) for token in re.split(r"[_.\W]+", name.lower()) if token):
+            return True
         for loop in m.findall(self.context.module, m.For()):
             assert isinstance(loop, cst.For)
             if name not in {dotted(n) for n in m.findall(loop.iter, m.Name() | m.Attribute())}:
