@@ -115,7 +115,7 @@ class FusedOptimizers(Rule):
     def _mark_scaler(self, call: cst.Call, line: int, what: str) -> None:
         self.mark(
             call,
-            f"{what}: the GradScaler (line {line}) stays for float16 and Neuron's fused AdamW ignores "
+            f"{what}: a GradScaler (line {line}) stays for float16 and Neuron's fused AdamW ignores "
             "grad_scale/found_inf (unscaled, unskipped steps); keep fused off while float16 is used",
             code="NRN503",
         )

@@ -625,7 +625,8 @@ def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTN
 @dataclass
 class ScalerStays(FileAnalysis):
     """Whether a loss scaler stays active after the port: a GradScaler (or timm scaler wrapper)
-    is built here and float16 remains reachable, or the scaler rule is not selected. Neuron's
+    is built here and float16 remains reachable, or the scaler rule is not selected, or an
+    ``Accelerator(mixed_precision=args.mixed_precision)`` may choose "fp16" (its own scaler). Neuron's
     fused AdamW ignores ``grad_scale``/``found_inf`` (neuron-facts §0.1), so the optimizer rules
     must not add ``fused=True`` next to it."""
 
@@ -635,10 +636,15 @@ class ScalerStays(FileAnalysis):
     def compute(cls, rule: Rule) -> ScalerStays:
         finder = _ScalerCalls(rule.qualified)
         visit_original(child_index(rule), rule.context.module, finder)
+        if finder.accelerate is not None:  # Accelerate builds its own GradScaler when that is "fp16"
+            return cls(rule.position(finder.accelerate)[0])
         if finder.first is None:
             return cls(None)
         stays = not rule.options.selects("NRN204") or bool(rule.analysis(Inventory).blockers(rule.options.selects))
         return cls(rule.position(finder.first)[0] if stays else None)
+
+
+ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
 
 
 class _ScalerCalls(cst.CSTVisitor):
@@ -646,10 +652,16 @@ class _ScalerCalls(cst.CSTVisitor):
         super().__init__()
         self.qualify = qualify
         self.first: cst.Call | None = None
+        self.accelerate: cst.Call | None = None  # Accelerator(mixed_precision=<not a literal>)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.first is None and self.qualify(node.func) & (GRAD_SCALER | SCALER_WRAPPERS):
+        names = self.qualify(node.func)
+        if self.first is None and names & (GRAD_SCALER | SCALER_WRAPPERS):
             self.first = node
+        if self.accelerate is None and names & ACCELERATORS:
+            precision = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "mixed_precision"), None)
+            if precision is not None and string_value(precision) is None:
+                self.accelerate = node
 
 
 def _reads_state_dict(node: cst.BaseExpression) -> bool:
