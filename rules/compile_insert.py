@@ -47,6 +47,8 @@ _FSDP1 = frozenset(
 _ACCELERATOR = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
 # Methods that run the model with shapes that vary call by call (decoding grows the sequence).
 _VARYING_SHAPE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_search"})
+# Batching that pads each batch to its own longest sequence: a new shape per batch (variable-length seq2seq).
+_PAD_TO_LONGEST = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half", "bfloat16", "requires_grad_"})
 
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
@@ -233,17 +235,26 @@ class CompileInsert(Rule):
                 receiver = receiver.args[0].value
             if _root_name(receiver) == name:
                 return f"{dotted(call.func) or 'model.generate'}(...)"
+        for call in child_index(self).find(module, cst.Call):
+            assert isinstance(call, cst.Call)
+            if self.matches(call.func, *_PAD_TO_LONGEST):
+                return "batches from pad_sequence(...) (each padded to its own longest sequence)"
         return None
 
     def _mark_varying(self, site: _Site, where: str | None = None) -> None:
         shape = where or self._varying_shapes(self.context.module, site.name) or "generate()"
-        self.mark(
-            site.anchor,
-            f"not compiled: {site.name} also runs {shape} (a new sequence length each call; with dynamic=False each is "
-            f"a full Neuron compile): compile a separate training-step function, e.g. torch.compile(train_step, "
-            f'backend="neuron", dynamic=False)',
-            code="NRN413",
-        )
+        if "pad_sequence" in shape:
+            message = (
+                f"not compiled: {site.name} trains on {shape}: with dynamic=False every new length is a full "
+                "Neuron compile; pad to a fixed max_length (or multiples of 128), then compile"
+            )
+        else:
+            message = (
+                f"not compiled: {site.name} also runs {shape} (a new sequence length each call; with dynamic=False each "
+                "is a full Neuron compile): compile a separate training-step function instead, e.g. "
+                'torch.compile(train_step, backend="neuron", dynamic=False)'
+            )
+        self.mark(site.anchor, message, code="NRN413")
 
     # ----------------------------------------------------------------- when not to insert
     def _excluded(self, module: cst.Module) -> bool:
@@ -510,7 +521,7 @@ class CompileInsert(Rule):
         if site.fsdp is not None:
             orig = keyword(site.fsdp, "use_orig_params")
             if orig is not None and not (isinstance(orig.value, cst.Name) and orig.value.value == "True"):
-                self.mark(site.anchor, "not compiled: FSDP1 needs use_orig_params=True for torch.compile (Dynamo)", code="NRN413")
+                self.mark(site.anchor, "not compiled: FSDP1 is traced by Dynamo only with use_orig_params=True; set it, then compile after the wrap", code="NRN413")
                 return
             if orig is None:
                 self.replace(
