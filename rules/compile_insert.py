@@ -553,7 +553,8 @@ class CompileInsert(Rule):
 
 
     def _sharded(self, site: _Site) -> bool:
-        return any(self.matches(c.func, *_SHARDERS) for c in m.findall(site.anchor, m.Call()))  # type: ignore[union-attr]
+        calls = [c for c in m.findall(site.anchor, m.Call()) if isinstance(c, cst.Call)]
+        return any(self.matches(c.func, *_SHARDERS) for c in calls)
 
     def _torch_native(self, builder: cst.BaseExpression) -> bool:
         """The model is an instance of a torch.nn class itself (``nn.Sequential(...)``, ``nn.Linear``)."""

@@ -181,7 +181,7 @@ def _resolved(node: cst.BaseExpression, qualify: Qualify, bound: Bindings, depth
     if isinstance(node, cst.Call) and dotted(node.func) == "getattr" and len(node.args) == 2:
         return "torch" in qualify(node.args[0].value) and _resolved(node.args[1].value, qualify, bound, depth - 1)
     if isinstance(node, (cst.Name, cst.Attribute)):
-        values = bound.get(dotted(node) or "")
+        values = bound.get(dotted(node) or "") or []
         return bool(values) and all(v is not None and _resolved(v, qualify, bound, depth - 1) for v in values)
     return False
 
