@@ -74,10 +74,11 @@ def origin(rule: Rule, node: cst.BaseExpression, depth: int = 6, seen: frozenset
         return "library"  # a Hugging Face class itself (an annotation), or an object imported from one
     if text == "self":
         return _class_origin(rule, _enclosing(rule, node, cst.ClassDef))
-    if text in seen:
+    key = f"{text}@{id(_function_of(rule, node))}"  # a name per scope: build_tokenizer's own `tokenizer` differs
+    if key in seen:
         return "cycle"  # model = accelerator.prepare(model): the other assignments decide
     values = _assigned(rule, node, text)
-    found = {origin(rule, value, depth - 1, seen | {text}) if value is not None else "unknown" for value in values}
+    found = {origin(rule, value, depth - 1, seen | {key}) if value is not None else "unknown" for value in values}
     found.discard("cycle")
     if len(found) != 1:
         return "unknown"
@@ -107,7 +108,19 @@ def _call_origin(rule: Rule, call: cst.Call, depth: int, seen: frozenset[str]) -
         klass = _class_named(rule, func.value)
         if klass is not None:
             return _class_origin(rule, klass)
+        builder = _function_named(rule, func.value)
+        if builder is not None:  # tokenizer = build_tokenizer(...): what the file's function returns
+            returns = [r for r in m.findall(builder, m.Return()) if _function_of(rule, r) is builder]
+            found = {origin(rule, r.value, depth - 1, seen) if r.value is not None else "unknown" for r in returns}  # type: ignore[attr-defined]
+            return found.pop() if len(found) == 1 else "unknown"
     return "unknown"
+
+
+def _function_named(rule: Rule, name: str) -> cst.FunctionDef | None:
+    for node in rule.context.module.body:
+        if isinstance(node, cst.FunctionDef) and node.name.value == name:
+            return node
+    return None
 
 
 def _class_origin(rule: Rule, klass: cst.ClassDef | None) -> Origin:
@@ -142,13 +155,15 @@ def _assigned(rule: Rule, use: cst.CSTNode, text: str) -> list[cst.BaseExpressio
     A plain name is looked up in the function that reads it, else at module level; ``self.x``
     in the whole class."""
     if text.startswith("self."):
-        scopes: list[cst.CSTNode | None] = [_enclosing(rule, use, cst.ClassDef)]
-    else:
-        scopes = [_function_of(rule, use), None]
+        klass = _enclosing(rule, use, cst.ClassDef)
+        return [value for node, value in _bindings(rule, text) if klass is not None and any(a is klass for a in rule.ancestors(node))]
+    # The reading function, then the functions around it (a closure), then module level.
+    scopes: list[cst.CSTNode | None] = [a for a in rule.ancestors(use) if isinstance(a, (cst.FunctionDef, cst.Lambda))]
+    scopes.append(None)
+    found = _bindings(rule, text)
     for scope in scopes:
-        values = [value for node, value in _bindings(rule, text) if scope is None and _function_of(rule, node) is None
-                  or scope is not None and any(a is scope for a in rule.ancestors(node))]
-        if values or scope is None:
+        values = [value for node, value in found if _function_of(rule, node) is scope]
+        if values:
             return values
     return []
 
