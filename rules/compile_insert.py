@@ -13,7 +13,7 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH
+from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH, VARYING_SHAPE_CALLS, VARYING_SHAPE_NAME
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
@@ -114,8 +114,10 @@ class CompileInsert(Rule):
         Accelerate script whose ``accelerator.prepare(...)`` gets the model, the ``Accelerator(...)``
         gets ``dynamo_plugin=TorchDynamoPlugin(backend="neuron", dynamic=False)`` instead
         (Accelerate compiles after its own wrap). A model the file also drives with varying shapes
-        (``model.generate(...)``, also through ``accelerator.unwrap_model(model)``) is not compiled
-        in place: NRN413 marks it, naming the call. ``fullgraph=True`` is added only when the
+        (``model.generate(...)``, also through ``accelerator.unwrap_model(model)``; batches from
+        ``pad_sequence``; detection multi-scale inputs: a ``multi_scale`` option, ``RandomResize``,
+        ``nested_tensor_from_tensor_list``) is not compiled in place: NRN413 marks it, naming the
+        shape source and what to do (a separately compiled training step, or fixed input sizes). ``fullgraph=True`` is added only when the
         model's class is defined in the file and its ``forward`` (with the methods, helper functions
         and submodule classes of the file it uses) shows none of the compile hazards: ``.item()``,
         ``.tolist()``, ``.numpy()``, ``nonzero``/``unique``/``masked_select``, boolean-mask indexing,
@@ -239,14 +241,21 @@ class CompileInsert(Rule):
             assert isinstance(call, cst.Call)
             if self.matches(call.func, *_PAD_TO_LONGEST):
                 return "batches from pad_sequence(...) (each padded to its own longest sequence)"
+            last = (dotted(call.func) or "").rsplit(".", 1)[-1]
+            if last in VARYING_SHAPE_CALLS:
+                return f"inputs from {last}(...) (a new image size per batch)"
+        for node in child_index(self).find(module, cst.Name):
+            assert isinstance(node, cst.Name)
+            if VARYING_SHAPE_NAME.match(node.value):
+                return f"multi-scale inputs ({node.value}: a new image size per batch)"
         return None
 
     def _mark_varying(self, site: _Site, where: str | None = None) -> None:
         shape = where or self._varying_shapes(self.context.module, site.name) or "generate()"
-        if "pad_sequence" in shape:
+        if "pad_sequence" in shape or "per batch" in shape:
             message = (
-                f"not compiled: {site.name} trains on {shape}: with dynamic=False every new length is a full "
-                "Neuron compile; pad to a fixed max_length (or multiples of 128), then compile"
+                f"not compiled: {site.name} trains on {shape}: with dynamic=False every new shape is a full "
+                "Neuron compile; pad inputs to fixed sizes (a max_length, multiples of 128, a few fixed image sizes), then compile"
             )
         else:
             message = (
