@@ -198,14 +198,22 @@ class CompileInsert(Rule):
         """An ``Accelerator`` whose ``prepare(...)`` gets the model: compile through Accelerate
         (it compiles after its own DDP/FSDP wrap), never in place before ``prepare``."""
         accelerators = [c for c in child_index(self).find(module, cst.Call) if self.matches(c.func, *_ACCELERATOR)]  # type: ignore[arg-type]
-        if not accelerators:
-            return False
         prepared = any(
-            method_name(c) == "prepare" and any(_root_name(a.value) == site.name for a in c.args)  # type: ignore[arg-type]
+            method_name(c) == "prepare"
+            and "accelerator" in (dotted(c.func) or "").lower()  # type: ignore[attr-defined]
+            and any(_root_name(a.value) == site.name for a in c.args)  # type: ignore[attr-defined]
             for c in child_index(self).find(module, cst.Call)
         )
         if not prepared:
             return False
+        if not accelerators:  # built in another file: its Accelerator(...) is where compile belongs
+            self.mark(
+                site.anchor,
+                f"not compiled here: {site.name} goes through accelerator.prepare(); build the Accelerator with "
+                'dynamo_plugin=TorchDynamoPlugin(backend="neuron", dynamic=False) so it compiles after its wrap',
+                code="NRN413",
+            )
+            return True
         for call in accelerators:
             assert isinstance(call, cst.Call)
             if any(a.star for a in call.args) or keyword(call, "dynamo_backend") or keyword(call, "dynamo_plugin"):
