@@ -14,6 +14,7 @@ from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
     AUTOCAST,
     CUDA_AUTOCAST,
+    Bindings,
     PARTIAL,
     _CUDA_ORDER,
     _GENERIC_ORDER,
@@ -77,8 +78,11 @@ class AutocastBf16(Rule):
         differs (fewer mantissa bits), which AMP's fp32 cast lists absorb. A variable device type
         is taken to be the accelerator only in files that mention ``cuda`` or ``neuron`` (CPU-only
         files are left alone); on an ``mps`` device the added bfloat16 needs macOS 14+. A
-        ``dtype=`` name bound in the file is kept (the fp16 rule NRN203 ports its value); one set
-        outside the file gets an NRN202 marker and keeps a GradScaler (NRN206). A bare reference
+        ``dtype=`` name is kept when every value the file assigns it is a dtype written in the
+        file (a literal, a choice between literals, a ``{...}[name]`` lookup, ``getattr(torch,
+        "...")``): the fp16 rule NRN203 ports those values, or keeps a user's fp16 choice. A name
+        that may hold a value from outside (``amp_dtype = cfg.amp_dtype``, a parameter) gets an
+        NRN202 marker and keeps a GradScaler (NRN206), so no pass leaves float16 unscaled. A bare reference
         rewritten to ``partial(torch.autocast, device_type=..., dtype=...)`` breaks callers that
         pass ``enabled`` positionally (rare). ``--style accelerator`` code needs an accelerator:
         ``current_accelerator()`` is None on a CPU-only machine.
@@ -102,7 +106,7 @@ class AutocastBf16(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)
-        self._bound: set[str] | None = None  # bound_names(), computed when an autocast call needs it
+        self._bound: Bindings | None = None  # bound_names(), computed when an autocast call needs it
         self._accelerator_file = file_mentions_accelerator(self.context.text)
 
     # ------------------------------------------------------------------ visitors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -12,10 +13,12 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._tables.compile import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
-from porter.rules._lib.nodes import string_value
+from porter.rules._lib.nodes import dotted, string_value, with_string_value
 
 _COMPILE = "torch.compile"
 _INDUCTOR_CONFIG = "torch._inductor.config"
+# Names of settings that choose a compile backend (not a distributed backend: their values differ).
+_BACKEND_SETTING = re.compile(r"(?i)^(torch_?compile|(torch_?)?compile_backend|dynamo_backend|backend)$")
 
 
 class CompileBackend(Rule):
@@ -29,7 +32,12 @@ class CompileBackend(Rule):
         dict goes if it ends up empty). ``fullgraph=`` and every other argument are kept. NRN402
         removes ``torch._inductor.config.X = ...`` assignments (any import spelling). With
         ``--style accelerator`` no backend is written and a CUDA backend (``"inductor"``) is
-        dropped, so the code stays device-generic.
+        dropped, so the code stays device-generic. Settings of the tool that choose a compile
+        backend get ``"neuron"`` for a CUDA backend (review): an argparse flag named like
+        ``--torchcompile``/``--compile-backend``/``--dynamo-backend``/``--backend`` with ``const=`` or
+        ``default="inductor"`` (timm's ``--torchcompile``), and a ``backend``/``compile_backend``
+        field or variable assigned ``"inductor"`` (a config dataclass). Every ``torch.compile`` call
+        of the file, a second one for an EMA or teacher model included, gets ``dynamic=False``.
 
     Why:
         TorchNeuron compiles through Dynamo → AOTAutograd → StableHLO → neuronx-cc, not through
@@ -93,6 +101,37 @@ class CompileBackend(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.matches(node.func, _COMPILE) or self._module_compile(node):
             self._port_call(node)
+        elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
+            self._backend_flag(node)
+
+    # ----------------------------------------------------------------- backend settings of the tool
+    def _backend_flag(self, call: cst.Call) -> None:
+        """``--torchcompile`` (timm: ``nargs="?", const="inductor"``) / ``--compile-backend
+        default="inductor"``: the value the flag gives when no backend is named on the command line."""
+        flags = [string_value(a.value) or "" for a in call.args if a.keyword is None]
+        if not any(_BACKEND_SETTING.search(flag.lstrip("-").replace("-", "_")) for flag in flags):
+            return
+        for name in ("const", "default"):
+            arg = keyword(call, name)
+            if arg is not None:
+                self._backend_value(arg.value, f"{flags[0] if flags else 'flag'} {name}")
+
+    def _backend_value(self, value: cst.BaseExpression, where: str) -> None:
+        if self.options.style == "accelerator" or string_value(value) not in CUDA_BACKENDS:
+            return
+        old = string_value(value)
+        self.replace(
+            value,
+            lambda n: with_string_value(n, "neuron"),  # type: ignore[arg-type]
+            f'{where} "{old}" -> "neuron" (the backend this setting gives torch.compile; {old} does not run on Neuron)',
+            safety=Safety.REVIEW,
+        )
+
+    def _backend_field(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """``backend: str = "inductor"`` in a config class, ``compile_backend = "inductor"``."""
+        text = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        if value is not None and text and _BACKEND_SETTING.search(text.split(".")[-1]):
+            self._backend_value(value, text)
 
     def _module_compile(self, call: cst.Call) -> bool:
         """``X.compile(...)`` that looks like ``nn.Module.compile`` (see Safety)."""
@@ -162,6 +201,8 @@ class CompileBackend(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         if any(self._inductor_target(target.target) for target in node.targets):
             self._remove_config(node)
+        elif len(node.targets) == 1:
+            self._backend_field(node.targets[0].target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if self._inductor_target(node.target):
@@ -170,6 +211,8 @@ class CompileBackend(Rule):
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if self._inductor_target(node.target):
             self._remove_config(node)
+        else:
+            self._backend_field(node.target, node.value)
 
     def _inductor_target(self, target: cst.BaseExpression) -> bool:
         if not isinstance(target, cst.Attribute):

@@ -11,10 +11,10 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
-from porter.engine.changes import Safety
+from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH
-from porter.rules._lib.args import keyword, positional
+from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH, VARYING_SHAPE_CALLS, VARYING_SHAPE_NAME
+from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
 
@@ -37,6 +37,18 @@ _WRAPPERS = frozenset(
     }
 )
 _SHARDERS = frozenset({"torch.distributed.fsdp.fully_shard", "torch.distributed._composable.fsdp.fully_shard"})
+# FSDP1: Dynamo traces it only with use_orig_params=True (the flat parameters hide the module's own).
+_FSDP1 = frozenset(
+    {
+        "torch.distributed.fsdp.FullyShardedDataParallel",
+        "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel",
+    }
+)
+_ACCELERATOR = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+# Methods that run the model with shapes that vary call by call (decoding grows the sequence).
+_VARYING_SHAPE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_search"})
+# Batching that pads each batch to its own longest sequence: a new shape per batch (variable-length seq2seq).
+_PAD_TO_LONGEST = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half", "bfloat16", "requires_grad_"})
 
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
@@ -75,6 +87,7 @@ class _Site:
     anchor: cst.BaseStatement
     before: bool
     builder: cst.BaseExpression | None
+    fsdp: cst.Call | None = None  # an FSDP1 wrap compiled after: needs use_orig_params=True
 
 
 class CompileInsert(Rule):
@@ -91,9 +104,20 @@ class CompileInsert(Rule):
         ``fully_shard`` calls (also inside ``if`` branches) are followed back to the variable the model
         was built into. It then inserts
         ``model.compile(backend="neuron", dynamic=False)`` once, right after the last statement before
-        the optimizer (and before any wrap) that assigns the model, calls a method on it (other than
-        reads such as ``.parameters()``) or passes it to a function (other than ``print``/``len``) —
-        i.e. after it is built, its weights loaded and it is placed on its device. ``fullgraph=True`` is added only when the
+        the optimizer (and before a DDP/DataParallel wrap, nanoGPT's order) that assigns the model or
+        one of its parts (``model.fc = ...``), calls a method on it (other than reads such as
+        ``.parameters()``) or passes it to a function (other than ``print``/``len``) — i.e. after it
+        is built, its weights loaded and it is placed on its device. After an FSDP wrap or
+        ``fully_shard(model)`` instead (Dynamo traces the sharded module); an FSDP1 wrap gets
+        ``use_orig_params=True`` (an explicit ``False`` gets an NRN413 marker, no compile). A trained
+        part (``model.fc.parameters()``: a head on a frozen backbone) compiles the whole model. In an
+        Accelerate script whose ``accelerator.prepare(...)`` gets the model, the ``Accelerator(...)``
+        gets ``dynamo_plugin=TorchDynamoPlugin(backend="neuron", dynamic=False)`` instead
+        (Accelerate compiles after its own wrap). A model the file also drives with varying shapes
+        (``model.generate(...)``, also through ``accelerator.unwrap_model(model)``; batches from
+        ``pad_sequence``; detection multi-scale inputs: a ``multi_scale`` option, ``RandomResize``,
+        ``nested_tensor_from_tensor_list``) is not compiled in place: NRN413 marks it, naming the
+        shape source and what to do (a separately compiled training step, or fixed input sizes). ``fullgraph=True`` is added only when the
         model's class is defined in the file and its ``forward`` (with the methods, helper functions
         and submodule classes of the file it uses) shows none of the compile hazards: ``.item()``,
         ``.tolist()``, ``.numpy()``, ``nonzero``/``unique``/``masked_select``, boolean-mask indexing,
@@ -109,7 +133,11 @@ class CompileInsert(Rule):
         keys; ``model = torch.compile(model)`` returns a wrapper whose keys gain an ``_orig_mod.``
         prefix and breaks loading existing checkpoints. Compiling before the DDP wrap is the order
         nanoGPT uses. ``dynamic=False`` because TorchNeuron rejects dynamic shapes (facts §1.6, §3);
-        ``fullgraph=True`` is recommended but raises on any graph break, hence only with a clean forward.
+        ``fullgraph=True`` is recommended but raises on any graph break, hence only with a clean forward
+        (never under FSDP, whose units break the graph). With ``dynamic=False`` every new sequence
+        length of ``generate()`` is a full Neuron compile. Accelerate 1.15 knows the neuron Dynamo
+        backend (neuron-facts §0.1); its plugin's ``dynamic`` defaults to None (automatic dynamic
+        shapes), hence written out.
 
     Before:
         model = Net().to(device)
@@ -143,6 +171,7 @@ class CompileInsert(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN412": "model is a torch.nn module itself (nn.Sequential): in-place compile compiles nothing; review marker",
+        "NRN413": "model not compiled in place: it also runs with varying shapes (generate) or an FSDP1 wrap without use_orig_params (review marker)",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 65
@@ -160,7 +189,89 @@ class CompileInsert(Rule):
             if site is None or (id(self.parent(site.anchor)), site.name) in done:
                 continue
             done.add((id(self.parent(site.anchor)), site.name))
+            if self._accelerate_route(node, site):
+                continue
             self._insert(node, site)
+
+    # ----------------------------------------------------------------- Accelerate compiles itself
+    def _accelerate_route(self, module: cst.Module, site: _Site) -> bool:
+        """An ``Accelerator`` whose ``prepare(...)`` gets the model: compile through Accelerate
+        (it compiles after its own DDP/FSDP wrap), never in place before ``prepare``."""
+        accelerators = [c for c in child_index(self).find(module, cst.Call) if self.matches(c.func, *_ACCELERATOR)]  # type: ignore[arg-type]
+        prepared = any(
+            method_name(c) == "prepare"
+            and "accelerator" in (dotted(c.func) or "").lower()  # type: ignore[attr-defined]
+            and any(_root_name(a.value) == site.name for a in c.args)  # type: ignore[attr-defined]
+            for c in child_index(self).find(module, cst.Call)
+        )
+        if not prepared:
+            return False
+        if not accelerators:  # built in another file: its Accelerator(...) is where compile belongs
+            self.mark(
+                site.anchor,
+                f"not compiled here: {site.name} goes through accelerator.prepare(); build the Accelerator with "
+                'dynamo_plugin=TorchDynamoPlugin(backend="neuron", dynamic=False) so it compiles after its wrap',
+                code="NRN413",
+            )
+            return True
+        for call in accelerators:
+            assert isinstance(call, cst.Call)
+            if any(a.star for a in call.args) or keyword(call, "dynamo_backend") or keyword(call, "dynamo_plugin"):
+                continue  # the user's (or a config's) compile choice
+            if self._varying_shapes(module, site.name):
+                self._mark_varying(site)
+                continue
+            backend = "" if self.options.style == "accelerator" else 'backend="neuron", '
+            plugin = cst.parse_expression(f"TorchDynamoPlugin({backend}dynamic=False)")
+            self.replace(
+                call,
+                lambda n, plugin=plugin: add_keyword_keep_layout(n, "dynamo_plugin", plugin),  # type: ignore[misc, arg-type]
+                f"Accelerator(dynamo_plugin=TorchDynamoPlugin({backend}dynamic=False)): Accelerate compiles the model "
+                "in prepare(), after its DDP/FSDP wrap (in-place compile before prepare() would be wrapped again)",
+                imports=(ImportSpec("accelerate.utils", "TorchDynamoPlugin"),),
+            )
+        return True
+
+    # ----------------------------------------------------------------- varying shapes
+    def _varying_shapes(self, module: cst.Module, name: str) -> str | None:
+        """The call that drives ``name`` with shapes that change call by call (``model.generate``,
+        also through ``accelerator.unwrap_model(model)`` / ``model.module``), or None."""
+        for call in child_index(self).find(module, cst.Call):
+            assert isinstance(call, cst.Call)
+            if method_name(call) not in _VARYING_SHAPE_METHODS or not isinstance(call.func, cst.Attribute):
+                continue
+            receiver = call.func.value
+            if isinstance(receiver, cst.Call) and method_name(receiver) == "unwrap_model" and receiver.args:
+                receiver = receiver.args[0].value
+            if _root_name(receiver) == name:
+                return f"{dotted(call.func) or 'model.generate'}(...)"
+        for call in child_index(self).find(module, cst.Call):
+            assert isinstance(call, cst.Call)
+            if self.matches(call.func, *_PAD_TO_LONGEST):
+                return "batches from pad_sequence(...) (each padded to its own longest sequence)"
+            last = (dotted(call.func) or "").rsplit(".", 1)[-1]
+            if last in VARYING_SHAPE_CALLS:
+                return f"inputs from {last}(...) (a new image size per batch)"
+        for node in child_index(self).find(module, cst.Name):
+            assert isinstance(node, cst.Name)
+            if VARYING_SHAPE_NAME.match(node.value):
+                return f"multi-scale inputs ({node.value}: a new image size per batch)"
+        return None
+
+    def _mark_varying(self, site: _Site, where: str | None = None) -> None:
+        shape = where or self._varying_shapes(self.context.module, site.name) or "generate()"
+        if "pad_sequence" in shape or "per batch" in shape:
+            message = (
+                f"not compiled: {site.name} trains on {shape}: with dynamic=False every new shape is a full "
+                "Neuron compile; pad inputs to fixed sizes (a max_length, multiples of 128, a few fixed image sizes), then compile"
+            )
+        else:
+            message = (
+                f"not compiled: {site.name} also runs {shape} (a new sequence length each call; with dynamic=False each "
+                "is a full Neuron compile): compile a separate training-step function instead, e.g. "
+                'torch.compile(train_step, backend="neuron", dynamic=False)'
+            )
+        self.mark(site.anchor, message, code="NRN413")
 
     # ----------------------------------------------------------------- when not to insert
     def _excluded(self, module: cst.Module) -> bool:
@@ -317,6 +428,11 @@ class CompileInsert(Rule):
         family = self._family(earlier, name)
         for position, statement in enumerate(earlier):
             inner = self._wrap_in(statement, family)
+            sharded = self._sharding_in(statement, family)
+            if sharded is not None:  # FSDP/fully_shard: Dynamo traces the sharded module, so compile after
+                target, fsdp = sharded
+                builder = self._builder(earlier[:position], inner or target)
+                return _Site(target, statement, before=False, builder=builder, fsdp=fsdp)
             if inner is not None:  # model = DDP(model) / ddp_model = DDP(model): compile before the wrap
                 prior = [s for s in earlier[:position] if _mentions(s, inner)]
                 builder = self._builder(earlier[:position], inner)
@@ -375,6 +491,25 @@ class CompileInsert(Rule):
             return _root_name(first.value) if first else None
         return None
 
+    def _sharding_in(self, statement: cst.BaseStatement, family: set[str]) -> tuple[str, cst.Call | None] | None:
+        """(what to compile, the FSDP1 call) for ``model = FSDP(model, ...)`` /
+        ``fully_shard(model)`` in ``statement``: compile the wrapped model after the wrap."""
+        for call in m.findall(statement, m.Call()):
+            assert isinstance(call, cst.Call)
+            fsdp1 = self.matches(call.func, *_FSDP1)
+            if not fsdp1 and not self.matches(call.func, *_SHARDERS):
+                continue
+            first = positional(call, 0) or keyword(call, "module")
+            inner = _root_name(first.value) if first else None
+            if inner not in family:
+                continue
+            parent = self.parent(call)
+            target = inner
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                target = _root_name(parent.targets[0].target) or inner  # type: ignore[arg-type]
+            return (target or "", call if fsdp1 else None)
+        return None
+
     def _wrap_in(self, statement: cst.BaseStatement, family: set[str]) -> str | None:
         """The family member a DDP/DataParallel/FSDP wrap or ``fully_shard`` call in ``statement`` wraps."""
         for call in m.findall(statement, m.Call()):
@@ -396,20 +531,47 @@ class CompileInsert(Rule):
                 code="NRN412",
             )
             return
+        varying = self._varying_shapes(module, site.name)
+        if varying is not None:
+            self._mark_varying(site, varying)
+            return
+        if site.fsdp is not None:
+            orig = keyword(site.fsdp, "use_orig_params")
+            if orig is not None and not (isinstance(orig.value, cst.Name) and orig.value.value == "True"):
+                self.mark(site.anchor, "not compiled: FSDP1 is traced by Dynamo only with use_orig_params=True; set it, then compile after the wrap", code="NRN413")
+                return
+            if orig is None:
+                self.replace(
+                    site.fsdp,
+                    lambda n: add_keyword_keep_layout(n, "use_orig_params", cst.Name("True")),  # type: ignore[arg-type]
+                    "FSDP(use_orig_params=True): Dynamo compiles FSDP1 only with the original parameters",
+                )
         arguments = [] if self.options.style == "accelerator" else ['backend="neuron"']
         arguments.append("dynamic=False")
-        fullgraph = site.builder is not None and _clean_model(module, site.builder, self.qualified)
+        wrapped = site.fsdp is not None or self._sharded(site)  # FSDP's hooks break the graph at each unit
+        fullgraph = not wrapped and site.builder is not None and _clean_model(module, site.builder, self.qualified)
         if fullgraph:
             arguments.append("fullgraph=True")
         text = f"{site.name}.compile({', '.join(arguments)})"
         new = cst.parse_statement(text + "\n")
-        why = "forward has no compile hazard" if fullgraph else "fullgraph left off: forward not in view or has hazards"
+        why = (
+            "fullgraph=True: the forward of the file's model class (and the helpers it calls) has no .item()/.tolist(), "
+            "data-dependent op, value-reading test or print"
+            if fullgraph
+            else "fullgraph left off: forward not in view or has hazards"
+        )
+        if wrapped:
+            why = "placed after the FSDP wrap, which Dynamo traces; fullgraph left off (FSDP units break the graph)"
         message = f"{text} inserted (in-place compile keeps state_dict keys; {why})"
         if site.before:
             self.insert_before(site.anchor, [new], message)
         else:
             self.insert_after(site.anchor, [new], message)
 
+
+    def _sharded(self, site: _Site) -> bool:
+        calls = [c for c in m.findall(site.anchor, m.Call()) if isinstance(c, cst.Call)]
+        return any(self.matches(c.func, *_SHARDERS) for c in calls)
 
     def _torch_native(self, builder: cst.BaseExpression) -> bool:
         """The model is an instance of a torch.nn class itself (``nn.Sequential(...)``, ``nn.Linear``)."""
@@ -436,10 +598,18 @@ def _root_name(node: cst.BaseExpression) -> str | None:
 def _parameters_owner(node: cst.CSTNode) -> str | None:
     for found in m.findall(node, m.Call(func=m.Attribute(attr=m.Name("parameters") | m.Name("named_parameters")))):
         assert isinstance(found, cst.Call) and isinstance(found.func, cst.Attribute)
-        name = _root_name(found.func.value)
+        name = _root_name(found.func.value) or _owner_of_part(found.func.value)
         if name is not None and name != "self":
             return name
     return None
+
+
+def _owner_of_part(node: cst.BaseExpression) -> str | None:
+    """``model`` for ``model.fc`` / ``model.backbone.head``: training a part (a head on a frozen
+    backbone) still runs the whole model's forward, so the whole model is what to compile."""
+    while isinstance(node, cst.Attribute):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) and node.value != "self" else None
 
 
 def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
@@ -472,6 +642,10 @@ def _mentions(statement: cst.CSTNode, name: str) -> bool:
     than a read such as ``.parameters()``, or passes it to a function other than ``print``/``len``)."""
     if _binds_any(statement, {name}):
         return True
+    for target in m.findall(statement, m.AssignTarget(target=m.Attribute())):
+        assert isinstance(target, cst.AssignTarget)
+        if _owner_of_part(target.target) == name and not name.startswith("self."):  # type: ignore[arg-type]
+            return True  # model.fc = nn.Linear(...): the model is still being built
     for call in m.findall(statement, m.Call()):
         assert isinstance(call, cst.Call)
         if isinstance(call.func, cst.Attribute) and _root_name(call.func.value) == name:

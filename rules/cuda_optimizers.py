@@ -20,7 +20,7 @@ from porter.rules._tables.optimizer import (
     SYNCFREE,
     OptimizerPort,
 )
-from porter.rules.fused_optimizers import adam_plan, foreach_adam, fused_adamw, literal_bool
+from porter.rules._lib.optim import adam_plan, foreach_adam, fused_adamw, literal_bool
 
 _BNB = "bitsandbytes.optim."
 _APEX = "apex.optimizers."

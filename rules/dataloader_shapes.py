@@ -6,6 +6,7 @@ import re
 from typing import ClassVar
 
 import libcst as cst
+import libcst.matchers as m
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
@@ -14,6 +15,12 @@ from porter.rules._lib.nodes import dotted
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _EVAL_TOKEN = re.compile(r"^(val|valid|validation|eval|evaluation|test|testing|dev|holdout)")
+_GENERATION_TOKEN = re.compile(
+    r"^(gen|generate|generation|sample|sampling|predict|prediction|pred|infer|inference)(loader|dataloader|dl|set|ds|data)?$"
+)
+# Calls in a loop body that say the loop does not train: generation, sampling, prediction.
+_NOT_TRAINING_CALLS = frozenset({"generate", "sample", "predict", "evaluate", "inference"})
+_NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.grad_mode.no_grad"})
 # DataLoader(dataset, batch_size, shuffle, sampler, batch_sampler, num_workers, collate_fn, pin_memory, drop_last)
 _POSITIONS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn", "pin_memory", "drop_last")
 
@@ -33,7 +40,9 @@ class DataLoaderShapes(Rule):
         A training ``torch.utils.data.DataLoader(...)`` with no ``drop_last`` gets
         ``drop_last=True`` (NRN701). An evaluation loader (assigned to, or built from, a name
         like ``val_loader``/``eval_dataloader``/``dataset_test``, or built in a function named like
-        eval/validate/test) gets an NRN702 review marker instead. A training loader with no
+        eval/validate/test), and a loader that feeds generation, sampling or prediction (named so,
+        or iterated by a loop that calls ``.generate()``/``.sample()``/``.predict()`` or runs under
+        ``torch.no_grad()``/``inference_mode()``), gets an NRN702 review marker instead. A training loader with no
         ``num_workers`` gets an NRN703 review suggestion (workers, ``persistent_workers=True``,
         ``prefetch_factor``).
 
@@ -88,12 +97,10 @@ class DataLoaderShapes(Rule):
         batch_size = keyword(node, "batch_size")
         if batch_size is not None and isinstance(batch_size.value, cst.Name) and batch_size.value.value == "None":
             return
-        if self._is_evaluation(node):
-            self.mark(
-                node,
-                "evaluation loader: a short last batch is a new shape (one more compile); pad it or accept it",
-                code="NRN702",
-            )
+        evaluation = self._is_evaluation(node)
+        if evaluation or self._feeds_no_training(node):
+            what = "evaluation loader" if evaluation else "loader feeding generation/sampling (no training step)"
+            self.mark(node, f"{what}: a short last batch is a new shape (one more compile); pad it or accept it", code="NRN702")
             return
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
@@ -111,6 +118,39 @@ class DataLoaderShapes(Rule):
                 "single-process loading can starve the device: set num_workers, persistent_workers=True, prefetch_factor",
                 code="NRN703",
             )
+
+    def _feeds_no_training(self, call: cst.Call) -> bool:
+        """Whether the loader bound here is iterated by a loop that generates, samples or predicts
+        (``model.generate(...)`` in its body, or the loop runs under ``torch.no_grad()``)."""
+        parent = self.parent(call)
+        if not isinstance(parent, cst.Assign) or len(parent.targets) != 1:
+            return False
+        name = dotted(parent.targets[0].target)
+        if name is None:
+            return False
+        if any(_GENERATION_TOKEN.match(token) for token in re.split(r"[_.\W]+", name.lower()) if token):
+            return True
+        for loop in m.findall(self.context.module, m.For()):
+            assert isinstance(loop, cst.For)
+            if name not in {dotted(n) for n in m.findall(loop.iter, m.Name() | m.Attribute())}:
+                continue
+            for inner in m.findall(loop.body, m.Call(func=m.Attribute())):
+                assert isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
+                if inner.func.attr.value in _NOT_TRAINING_CALLS:
+                    return True
+            if any(self._no_grad(a) for a in self.ancestors(loop)):
+                return True
+        return False
+
+    def _no_grad(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.With):
+            return any(self.qualified(item.item.func if isinstance(item.item, cst.Call) else item.item) & _NO_GRAD for item in node.items)
+        if isinstance(node, cst.FunctionDef):
+            return any(
+                self.qualified(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) & _NO_GRAD
+                for d in node.decorators
+            )
+        return False
 
     def _is_evaluation(self, call: cst.Call) -> bool:
         parent = self.parent(call)

@@ -2,80 +2,31 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import libcst as cst
 import libcst.matchers as m
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.args import drop_keyword, keyword, positional, set_keyword_keep_layout
-from porter.rules._lib.nodes import dotted, string_value
-
-ADAMW = ("torch.optim.AdamW", "torch.optim.adamw.AdamW")
-ADAM = ("torch.optim.Adam", "torch.optim.adam.Adam")
+from porter.rules._lib.args import drop_keyword, keyword, positional
+from porter.rules._lib.nodes import dotted, string_value, with_string_value
+from porter.rules._lib.precision import ScalerStays
+from porter.rules._lib.optim import (
+    ADAM,
+    ADAMW,
+    AdamPlan,
+    adam_plan,
+    foreach_adam,
+    fused_adamw,
+    literal_bool,
+    without_double_star,
+)
 _FUSED_KEYS = frozenset({"fused", "foreach"})
-WEIGHT_DECAY_INDEX = 4  # Adam/AdamW(params, lr, betas, eps, weight_decay, amsgrad, ...)
-
-AdamPlan = Literal["adamw", "adam-foreach", "adam-review", "adam-groups"]
-
-
-def literal_number(node: cst.BaseExpression | None) -> float | None:
-    """The value of an int/float literal (``0``, ``0.0``, ``1e-2``), else None."""
-    if isinstance(node, cst.Integer):
-        return float(int(node.value.replace("_", ""), 0))
-    if isinstance(node, cst.Float):
-        return float(node.value.replace("_", ""))
-    return None
-
-
-def literal_bool(node: cst.BaseExpression | None) -> bool | None:
-    if isinstance(node, cst.Name) and node.value in {"True", "False"}:
-        return node.value == "True"
-    return None
-
-
-def weight_decay_of(call: cst.Call) -> cst.Arg | None:
-    return keyword(call, "weight_decay") or positional(call, WEIGHT_DECAY_INDEX)
-
-
-def adam_plan(call: cst.Call) -> AdamPlan:
-    """Adam with no or a literal-zero weight decay is AdamW(weight_decay=0.0): identical update."""
-    decay = weight_decay_of(call)
-    if decay is None:
-        return "adamw"
-    value = literal_number(decay.value)
-    if value is None:
-        return "adam-review"
-    return "adamw" if value == 0 else "adam-foreach"
-
-
-def fused_adamw(call: cst.Call, *, decay_default: bool) -> cst.Call:
-    """``fused=True`` on an AdamW call; ``foreach`` dropped; ``weight_decay=0.0`` added if asked and absent."""
-    call = drop_keyword(call, "foreach")
-    if decay_default and weight_decay_of(call) is None:
-        call = set_keyword_keep_layout(call, "weight_decay", cst.Float("0.0"))
-    return set_keyword_keep_layout(call, "fused", cst.Name("True"))
-
-
-def foreach_adam(call: cst.Call) -> cst.Call:
-    """Adam keeps its (L2) weight decay; ``fused`` (no Neuron ``_fused_adam_`` kernel) → ``foreach=True``."""
-    call = drop_keyword(call, "fused")
-    return set_keyword_keep_layout(call, "foreach", cst.Name("True"))
-
-
-def without_double_star(call: cst.Call, arg: cst.Arg) -> cst.Call:
-    """``call`` without the ``**arg`` argument (matched by its position among ``**`` arguments)."""
-    stars = [a for a in call.args if a.star == "**"]
-    index = next((i for i, a in enumerate(stars) if a.value.deep_equals(arg.value)), None)
-    if index is None:
-        return call
-    kept = [a for a in call.args if a is not stars[index]]
-    trailing = call.args[-1].comma
-    if kept and call.args[-1] is stars[index]:
-        kept[-1] = kept[-1].with_changes(comma=trailing)
-    return call.with_changes(args=kept)
+_ADAM_WORD = re.compile(r"\bAdam\b")
+_LOG_CALLS = frozenset({"print", "info", "debug", "warning", "log", "write", "set_description"})
 
 
 class FusedOptimizers(Rule):
@@ -91,7 +42,11 @@ class FusedOptimizers(Rule):
         ``decoupled_weight_decay=True``) becomes ``torch.optim.AdamW(..., weight_decay=0.0,
         fused=True)`` (its own weight decay kept when decoupled); with a literal weight decay > 0 it stays
         Adam with ``foreach=True`` (``fused=True`` dropped). NRN503 marks an Adam whose weight decay is
-        not a literal, and optimizers whose ``**kwargs`` the file does not show.
+        not a literal, and optimizers whose ``**kwargs`` the file does not show. When a loss scaler
+        stays active (a GradScaler built in the file while float16 remains reachable, see
+        ``ScalerStays`` in ``rules/_lib/precision.py``) no ``fused=True`` is added, and a user's
+        ``fused=True`` beside it gets an NRN503 marker. When every Adam of the file became AdamW, log
+        text naming ``Adam`` in a ``print``/``logger.*`` call says ``AdamW``.
 
     Why:
         TorchNeuron registers a native ``aten::_fused_adamw_`` kernel; PyTorch accepts ``fused=True``
@@ -101,7 +56,9 @@ class FusedOptimizers(Rule):
         snapshot and falls back to the CPU (facts §2; unverified on the 2.13 wheels — check with
         ``torch_neuronx.get_fallback_ops()``). Adam without weight decay performs exactly AdamW's update
         with ``weight_decay=0`` (AdamW's own default is 0.01, hence written out); measured identical
-        (DESIGN.md, parity).
+        (DESIGN.md, parity). Neuron's fused AdamW kernel ignores the ``grad_scale``/``found_inf``
+        arguments a GradScaler passes (neuron-facts §0.1): fused under a scaler gives unscaled,
+        unskipped updates.
 
     Before:
         optimizer = torch.optim.AdamW(groups, lr=lr, betas=betas, **extra_args)
@@ -120,7 +77,9 @@ class FusedOptimizers(Rule):
         (``{"params": ..., "weight_decay": 1e-4}``) is Adam's L2 decay in that group, not AdamW's: an Adam
         whose params argument is, or is assigned from, groups that set ``weight_decay`` — or whose params
         come from a variable the file does not show (a function parameter, a list filled elsewhere) —
-        stays Adam with an NRN503 marker. ``**kwargs`` are dropped only when the file shows a dict of
+        stays Adam with an NRN503 marker, as does an Adam that later gets groups through
+        ``opt.add_param_group({...})`` setting (or maybe setting) ``weight_decay``, or a file that
+        assigns a ``["weight_decay"]`` key. ``**kwargs`` are dropped only when the file shows a dict of
         ``fused``/``foreach`` only (and adds no other key to it); otherwise NRN503 marks the call. SGD and the other optimizers are left alone: PyTorch already
         picks the ``foreach`` path on the neuron device by default, so ``foreach=True`` would change nothing.
     """
@@ -138,11 +97,28 @@ class FusedOptimizers(Rule):
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
 
+    def visit_Module(self, node: cst.Module) -> None:
+        self._adams: list[cst.Call] = []  # every Adam construction, and those made AdamW
+        self._renamed: list[cst.Call] = []
+
     def visit_Call(self, node: cst.Call) -> None:
         if self.matches(node.func, *ADAMW):
             self._adamw(node)
         elif self.matches(node.func, *ADAM):
+            self._adams.append(node)
             self._adam(node)
+
+    def _scaler_line(self) -> int | None:
+        """The line of a loss scaler that stays active (float16 reachable), else None."""
+        return self.analysis(ScalerStays).line
+
+    def _mark_scaler(self, call: cst.Call, line: int, what: str) -> None:
+        self.mark(
+            call,
+            f"{what}: a GradScaler (line {line}) stays for float16 and Neuron's fused AdamW ignores "
+            "grad_scale/found_inf (unscaled, unskipped steps); keep fused off while float16 is used",
+            code="NRN503",
+        )
 
     # ----------------------------------------------------------------- AdamW
     def _adamw(self, call: cst.Call) -> None:
@@ -151,6 +127,11 @@ class FusedOptimizers(Rule):
         if any(arg.star == "*" for arg in call.args):
             return
         stars = [arg for arg in call.args if arg.star == "**"]
+        scaler = self._scaler_line()
+        if scaler is not None:  # fused=True would silently ignore the scaler: never added, a user's is marked
+            if literal_bool(_value(call, "fused")) or stars:
+                self._mark_scaler(call, scaler, "AdamW(fused=True) with a GradScaler" if not stars else "AdamW(**kwargs) may set fused=True")
+            return
         droppable = [arg for arg in stars if self._only_fused_keys(call, arg.value)]
         if len(droppable) != len(stars):
             self.mark(call, "AdamW with **kwargs: make sure they hold fused=True (native _fused_adamw_ kernel)", code="NRN503")
@@ -211,8 +192,19 @@ class FusedOptimizers(Rule):
                 code="NRN503",
             )
             plan = "adam-groups"
+        if plan == "adamw" and not decoupled and self._added_group_decay(call):
+            self.mark(
+                call,
+                "Adam gets parameter groups later (add_param_group / param_groups) that may set weight_decay "
+                "(L2 in Adam, decoupled in AdamW): if none does, use AdamW(weight_decay=0.0, fused=True)",
+                code="NRN503",
+            )
+            plan = "adam-groups"
+        if plan == "adamw" and self._scaler_line() is not None:
+            return  # fused AdamW would ignore the GradScaler that float16 keeps
         if plan == "adamw":
             self._adam_to_adamw(call, keep_decay=bool(decoupled))
+            self._renamed.append(call)
             return
         if plan == "adam-review":
             self.mark(
@@ -224,6 +216,51 @@ class FusedOptimizers(Rule):
             self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam: fused -> foreach=True (no Neuron _fused_adam_ kernel)", code="NRN502")
         elif plan == "adam-foreach" and keyword(call, "foreach") is None:
             self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam with weight decay: foreach=True", code="NRN502")
+
+    def _added_group_decay(self, call: cst.Call) -> bool:
+        """Whether groups added later to this optimizer may set ``weight_decay``:
+        ``opt.add_param_group({...})`` whose dict sets it (or is not in view), or an assignment of
+        a ``"weight_decay"`` key anywhere in the file (``group["weight_decay"] = wd``)."""
+        parent = self.parent(call)
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) and len(parent.targets) == 1 else None
+        name = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+        for node in m.findall(self.context.module, m.Call(func=m.Attribute(attr=m.Name("add_param_group")))):
+            assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+            if name is not None and dotted(node.func.value) != name:
+                continue
+            group = node.args[0].value if node.args else None
+            if not isinstance(group, (cst.Dict, cst.Call)) or _mentions_weight_decay(group):
+                return True
+        for node in m.findall(self.context.module, m.AssignTarget(target=m.Subscript())):
+            assert isinstance(node, cst.AssignTarget) and isinstance(node.target, cst.Subscript)
+            index = node.target.slice[0].slice if len(node.target.slice) == 1 else None
+            if isinstance(index, cst.Index) and string_value(index.value) == "weight_decay":
+                return True
+        return False
+
+    # ----------------------------------------------------------------- log strings
+    def leave_Module(self, original_node: cst.Module) -> None:
+        """When every Adam of the file became AdamW, a log line that names Adam says AdamW."""
+        if not self._renamed or len(self._renamed) != len(self._adams):
+            return
+        for node in m.findall(original_node, m.SimpleString()):
+            assert isinstance(node, cst.SimpleString)
+            value = string_value(node)
+            if value is None or not _ADAM_WORD.search(value) or not self._logged(node):
+                continue
+            new = _ADAM_WORD.sub("AdamW", value)
+            self.replace(node, lambda n, new=new: with_string_value(n, new), "log text names the optimizer: Adam -> AdamW", code="NRN502")  # type: ignore[misc]
+
+    def _logged(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is (part of) an argument of a print/log call."""
+        current: cst.CSTNode | None = self.parent(node)
+        while current is not None and not isinstance(current, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+            if isinstance(current, cst.Call):
+                func = current.func
+                name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                return name in _LOG_CALLS
+            current = self.parent(current)
+        return False
 
     def _group_decay(self, call: cst.Call) -> bool:
         """Whether the params argument is, or may be, a list of groups that set ``weight_decay``."""

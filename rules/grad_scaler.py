@@ -16,10 +16,12 @@ from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index, visit_original
 from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
+    AUTOCAST,
+    CUDA_AUTOCAST,
     GRAD_SCALER,
     SCALER_WRAPPERS,
     Inventory,
-    inventory,
+    autocast_args,
     keyword_arg,
     source_imports,
     torch_alias,
@@ -136,22 +138,59 @@ class GradScalerRule(Rule):
         device = self._device_text()
         quote = '"'
         func_names = self.qualified(call.func)
+        gate = self._fp16_gate(call)
+        gated = f", enabled only when {gate.split(' ==')[0]} is float16" if gate else ""
         if func_names & {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}:
             new_func = self._amp_scaler_func()
 
             def to_neuron(updated: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(updated, cst.Call)
                 head = cst.Arg(cst.parse_expression(device if self.options.style == "accelerator" else f"{quote}neuron{quote}"))
-                return with_args(updated.with_changes(func=new_func), [head, *updated.args])
+                return _gated(with_args(updated.with_changes(func=new_func), [head, *updated.args]), gate)
 
-            self.replace(call, to_neuron, "torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the neuron device (float16 kept)", code="NRN205", imports=self._torch_import())
+            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the neuron device (float16 kept{gated})", code="NRN205", imports=self._torch_import())
             for spec in source_imports(call.func, func_names):
                 self.drop_import_if_unused(spec, code="NRN205")
         else:
             first = positional(call, 0)
-            if first is not None and string_value(first.value) in {"cuda"}:
-                self.replace(first.value, cst.parse_expression(device if self.options.style == "accelerator" else '"neuron"'), 'GradScaler("cuda") -> GradScaler("neuron") (float16 kept)', code="NRN205")
+            cuda_first = first is not None and string_value(first.value) in {"cuda"}
+            new_device = cst.parse_expression(device if self.options.style == "accelerator" else '"neuron"')
+
+            def port(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.Call)
+                args = list(updated.args)
+                if cuda_first:
+                    args[0] = args[0].with_changes(value=new_device)
+                return _gated(updated.with_changes(args=args), gate)
+
+            if cuda_first or gate:
+                self.replace(call, port, f'GradScaler("cuda") -> GradScaler("neuron") (float16 kept{gated})', code="NRN205")
         self.mark(call, f"GradScaler kept: float16 remains ({what}, line {line}); make it bfloat16, then drop the scaler", code="NRN206")
+
+    def _fp16_gate(self, call: cst.Call) -> str | None:
+        """``amp_dtype == torch.float16`` when the file's autocasts all take their dtype from one
+        variable set before the scaler in the same function, and the scaler has no ``enabled``
+        of its own: the kept scaler then scales only what float16 needs (a bfloat16 run gets a
+        pass-through scaler, as with ``enabled=False``)."""
+        if any(arg.star or arg.keyword is not None and arg.keyword.value == "enabled" for arg in call.args):
+            return None
+        plain = [arg for arg in call.args if arg.keyword is None]
+        if len(plain) > 1 or plain and string_value(plain[0].value) is None:
+            return None  # positional init_scale & co.: enabled's position is not in view
+        finder = _AutocastDtypes(self.qualified)
+        visit_original(child_index(self), self.context.module, finder)
+        if len(finder.texts) != 1:
+            return None
+        name = next(iter(finder.texts))
+        scope = self._function_of(call)
+        line = self.position(call)[0]
+        for target in finder.targets.get(name, []):
+            if self._function_of(target) is scope and self.position(target)[0] < line:
+                return f"{name} == {self._torch or 'torch'}.float16"
+        return None
+
+    def _function_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
 
     def _disable(self, binding: _Binding, state_uses: list[cst.CSTNode]) -> None:
         func = self._amp_scaler_func()
@@ -360,3 +399,31 @@ class _ScalerFinder(cst.CSTVisitor):
             if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
                 return method, line
         return None, node
+
+
+def _gated(call: cst.Call, gate: str | None) -> cst.Call:
+    if gate is None:
+        return call
+    return with_args(call, [*call.args, keyword_arg("enabled", cst.parse_expression(gate))])
+
+
+class _AutocastDtypes(cst.CSTVisitor):
+    """The variable each autocast of the file takes its dtype from, and where each is assigned."""
+
+    def __init__(self, qualify: Callable[[cst.CSTNode], set[str]]) -> None:
+        super().__init__()
+        self.qualify = qualify
+        self.texts: set[str] = set()
+        self.targets: dict[str, list[cst.CSTNode]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.qualify(node.func)
+        if names & (AUTOCAST | CUDA_AUTOCAST):
+            dtype = autocast_args(node.args, bool(names & CUDA_AUTOCAST)).dtype
+            text = dotted(dtype) if isinstance(dtype, (cst.Name, cst.Attribute)) else None
+            self.texts.add(text or "")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        text = dotted(node.target) if isinstance(node.target, (cst.Name, cst.Attribute)) else None
+        if text:
+            self.targets.setdefault(text, []).append(node)

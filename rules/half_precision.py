@@ -12,10 +12,14 @@ from porter.rules._lib.args import positional
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 from porter.rules._lib.precision import (
     DTYPE_NAME,
+    EXPLICIT_CODE,
     FP16_DTYPES,
     autocast_dtype_argument,
+    explicit_choice,
+    half_for_storage,
     half_tensor_call,
     in_comparison,
+    owned_test,
     torch_alias,
 )
 
@@ -34,10 +38,18 @@ class HalfToBf16(Rule):
         ``dtype``-named variable or keyword, an argparse ``--dtype`` default,
         ``getattr(torch, "float16")``); ``torch.cuda.HalfTensor(...)`` and
         ``x.type(torch.cuda.HalfTensor)``, which NRN107 turns into calls with
-        ``dtype=torch.float16``, get ``dtype=torch.bfloat16``. A choice between the two collapses to bfloat16: nanoGPT's
-        ``'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else
-        'float16'`` becomes ``'bfloat16'`` and ``torch.bfloat16 if bf16 else torch.float16``
-        becomes ``torch.bfloat16``. Comparisons (``x.dtype == torch.float16``) are left alone:
+        ``dtype=torch.float16``, get ``dtype=torch.bfloat16``. A choice between the two made only by
+        CUDA capability probes collapses to bfloat16 (on Neuron bfloat16 is always supported):
+        nanoGPT's ``'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+        else 'float16'`` becomes ``'bfloat16'``. A choice the user makes is kept as written with an
+        NRN208 marker, every call and branch included: ``torch.float16 if args.amp_dtype ==
+        "float16" else torch.bfloat16``, ``torch.float16 if infer_device() == "mps" else ...``, and
+        float16 in an ``if``/``elif`` branch whose test names a precision (``elif
+        args.prior_generation_precision == "fp16":``, ``if args.fp16:``); an argparse default
+        ``"float16"`` is a default and becomes ``"bfloat16"``, so ``--amp-dtype float16`` still
+        means float16 (the GradScaler rule then keeps the scaler). ``x.half()`` that rounds
+        (``x.half().float()``) or makes a half checkpoint (``torch.save(model.half().state_dict())``,
+        a ``{k: v.half() for k, v in sd.items()}`` copy) is not mixed precision and is left alone. Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
         not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
@@ -54,11 +66,14 @@ class HalfToBf16(Rule):
         dtype = 'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else 'float16'
         ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.float16}[dtype]
         model = model.half()
+        amp_dtype = torch.float16 if args.amp_dtype == "float16" else torch.bfloat16
 
     After:
         dtype = 'bfloat16'
         ptdtype = {'float32': torch.float32, 'bfloat16': torch.bfloat16, 'float16': torch.bfloat16}[dtype]
         model = model.bfloat16()
+        # porter: NRN208 float16 kept: `args.amp_dtype == "float16"` decides the dtype (a user choice); ...
+        amp_dtype = torch.float16 if args.amp_dtype == "float16" else torch.bfloat16
 
     Safety:
         Review: bfloat16 keeps float32's range but has 8 mantissa bits against float16's 11, so
@@ -68,7 +83,11 @@ class HalfToBf16(Rule):
         (a user class with its own ``half()`` would be renamed too). Known misses: dtypes chosen
         at run time (``getattr(torch, args.dtype)``, ``--dtype float16`` on the command line)
         are not changed — the GradScaler rule keeps the scaler and says why (NRN206); float16
-        written to exported checkpoints (``model.half().state_dict()``) becomes bfloat16 too.
+        saved through a helper of another module (``export(model.half())``) becomes bfloat16.
+        Choice heuristic: a test is the port's only when it is made of CUDA capability probes
+        (``is_available``, ``is_bf16_supported``, ``get_device_capability``); a tensor dtype check
+        (``x.dtype == torch.float16``) selects, so its branch is ported; any other test naming a
+        precision (``fp16``/``bf16``/``half``/``precision``/``dtype`` in its text) is the user's.
     """
 
     code: ClassVar[str] = "NRN203"
@@ -79,6 +98,9 @@ class HalfToBf16(Rule):
     # float16 is a deliberate choice in CPU-only and library code; only a file being ported (one
     # with a CUDA-ism, or already on neuron, or --all) has it made bfloat16.
     requires_port_context: ClassVar[bool] = True
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN208": "float16 chosen by an explicit option or another device's branch: kept as written (review marker)",
+    }
     order: ClassVar[int] = 30
 
     def visit_Module(self, node: cst.Module) -> None:
@@ -90,6 +112,8 @@ class HalfToBf16(Rule):
         body, orelse = self._precision_of(node.body), self._precision_of(node.orelse)
         if "fp16" not in {body, orelse} or not {body, orelse} <= {"bf16", "fp16"}:
             return
+        if not owned_test(node.test, self.qualified):
+            return  # the user's choice (an option, another device): kept, see _explicit
         self._collapsed.update({id(node.body), id(node.orelse)})
         kept = "body" if body == "bf16" else "orelse" if orelse == "bf16" else None
 
@@ -134,6 +158,8 @@ class HalfToBf16(Rule):
             return
         if _dict_key(node, self.parent(node)):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
+        if self._explicit(node):
+            return
         text = dotted(node) or ""
         if isinstance(node, cst.Attribute):
             new = cst.parse_expression(text.rsplit(".", 1)[0] + ".bfloat16")
@@ -154,11 +180,26 @@ class HalfToBf16(Rule):
             self.replace(node, _bf16_dtype_keyword, "torch.cuda.HalfTensor -> bfloat16 tensors")
             return
         if method_name(node) == "half" and isinstance(node.func, cst.Attribute):
+            if half_for_storage(node, self.parent, self.qualified) is not None or self._explicit(node):
+                return  # rounding / a half checkpoint is not mixed precision; an option is the user's
             self.replace(
                 node,
                 lambda n: n.with_changes(func=n.func.with_changes(attr=cst.Name("bfloat16"))),  # type: ignore[attr-defined]
                 ".half() -> .bfloat16()",
             )
+
+    def _explicit(self, node: cst.CSTNode) -> bool:
+        """Keep (and mark) a float16 value an option or another device chooses: an fp16 option
+        must still mean float16 (never bfloat16 under an fp16 label), and the branch stays."""
+        test = explicit_choice(node, self.parent, self.qualified, self.context.module.code_for_node)
+        if test is None:
+            return False
+        self.mark(
+            node,
+            f"float16 kept: `{_short(test)}` decides the dtype (a user choice); on Trainium choose bfloat16 there (float16 needs its GradScaler)",
+            code=EXPLICIT_CODE,
+        )
+        return True
 
     def _cuda_half_tensor_call(self, node: cst.Call) -> bool:
         for candidate in (node.func, *(arg.value for arg in node.args[:1])):
@@ -172,6 +213,8 @@ class HalfToBf16(Rule):
         if id(node) in self._collapsed or value not in {"float16", "half"}:
             return
         if not self._dtype_string_position(node) or (value == "half" and not self._getattr_torch(node)):
+            return
+        if self._explicit(node):
             return
         self.replace(node, lambda n: with_string_value(n, "bfloat16"), f'"{value}" -> "bfloat16"')  # type: ignore[arg-type]
 
@@ -225,6 +268,11 @@ class HalfToBf16(Rule):
             and first is not None
             and "torch" in self.qualified(first.value)
         )
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _as_bf16(node: cst.BaseExpression) -> cst.BaseExpression:

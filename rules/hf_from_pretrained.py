@@ -11,23 +11,13 @@ from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.device import INT_DEVICE_NAME
 from porter.rules._lib.args import keyword
+from porter.rules._lib.hf import model_from_pretrained
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
 from porter.rules._tables.hf import FLASH_ATTENTION
 
 _CUDA = re.compile(r"^cuda(:(?P<index>\d+))?$")
-# Receivers that are not models: their from_pretrained takes none of the keywords ported here.
-_NOT_MODELS = re.compile(r"(Tokenizer\w*|Processor|FeatureExtractor|ImageProcessor\w*|Config|GenerationConfig)$")
 _QUANTIZED = ("load_in_8bit", "load_in_4bit")
 _BNB_CONFIGS = frozenset({"transformers.BitsAndBytesConfig", "transformers.utils.quantization_config.BitsAndBytesConfig"})
-
-
-def model_from_pretrained(rule: Rule, call: cst.Call) -> bool:
-    """``X.from_pretrained(...)`` with ``X`` a Transformers model class (by qualified name)."""
-    func = call.func
-    if not isinstance(func, cst.Attribute) or func.attr.value != "from_pretrained":
-        return False
-    names = rule.qualified(func.value)
-    return any(name.startswith("transformers.") and not _NOT_MODELS.search(name) for name in names)
 
 
 class HfFromPretrained(Rule):

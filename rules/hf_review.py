@@ -16,8 +16,7 @@ from porter.engine.rule import FileContext, Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
 from porter.rules._lib.nodes import string_value
 from porter.rules._tables.hf import ACCELERATOR_CLASSES
-from porter.rules.hf_from_pretrained import model_from_pretrained
-from porter.rules.hf_training_args import MISSING, literal
+from porter.rules._lib.hf import MISSING, literal, model_from_pretrained
 
 
 SINGLE_LABEL = "single_label_classification"

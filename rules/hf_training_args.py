@@ -6,11 +6,13 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import libcst as cst
+import libcst.matchers as m
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, set_keyword_keep_layout
-from porter.rules._lib.nodes import string_value, with_string_value
+from porter.rules._lib.hf import MISSING, has_double_star, literal
+from porter.rules._lib.nodes import with_string_value
 from porter.rules._tables.hf import (
     CUDA_DDP_BACKENDS,
     CUDA_OPTIMS,
@@ -22,26 +24,6 @@ from porter.rules._tables.hf import (
 )
 
 CallTransform = Callable[[cst.Call], cst.Call]
-MISSING = object()
-
-
-def literal(node: cst.BaseExpression) -> object:
-    """The Python value of a literal (True/False/None, int, float, str), else ``MISSING``."""
-    if isinstance(node, cst.Name) and node.value in {"True", "False", "None"}:
-        return {"True": True, "False": False, "None": None}[node.value]
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return node.evaluated_value
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
-        inner = literal(node.expression)
-        return -inner if isinstance(inner, (int, float)) and not isinstance(inner, bool) else MISSING
-    value = string_value(node)
-    return MISSING if value is None else value
-
-
-def has_double_star(call: cst.Call) -> bool:
-    return any(arg.star == "**" for arg in call.args)
-
-
 def _rename_keyword(old: str, new: str) -> CallTransform:
     def transform(call: cst.Call) -> cst.Call:
         args = [
@@ -258,12 +240,16 @@ class HfTrainingPerf(_TrainingArgsRule):
     What it does:
         In files that are being ported, in the same calls as NRN801: adds
         ``dataloader_drop_last=True`` (NRN806) and ``logging_nan_inf_filter=False`` (NRN807)
-        unless they are already set that way; ``optim="adamw_torch"`` -> ``"adamw_torch_fused"``
+        when they are not set (an explicit opposite value is the user's: kept, with a marker
+        saying what it costs); ``dataloader_drop_last`` is not added when the Trainer evaluates
+        or predicts (an eval/predict setting on the call, ``eval_dataset=``, ``.evaluate()`` or
+        ``.predict()`` in the file: its eval loaders read it too, and metrics would skip samples),
+        a marker says so instead; ``optim="adamw_torch"`` -> ``"adamw_torch_fused"``
         (NRN808); ``torch_compile=True`` without a backend gets ``torch_compile_backend="neuron"``,
         and a call with no compile setting gets ``torch_compile=True,
         torch_compile_backend="neuron"`` (NRN809; not with ``--no-compile-insertion``, and an
         explicit ``torch_compile=False`` is kept); ``logging_steps`` below ``--log-interval``
-        (default 10) is raised to it (NRN815). Where the settings cannot be read from the
+        (default 10) is raised to it (NRN815), with a marker in the source (fewer log lines). Where the settings cannot be read from the
         call it adds an NRN810 marker instead: a call with ``**kwargs`` (a dict; nothing is
         added to it, the dict may hold the same keys), an ``optim=`` that comes from a
         variable, and an ``HfArgumentParser``/``TrlParser`` built over one of these classes
@@ -330,8 +316,13 @@ class HfTrainingPerf(_TrainingArgsRule):
         star = has_double_star(call)
         self._optim(call)
         self._compile(call, star)
-        self._ensure(call, "dataloader_drop_last", True, "NRN806", star,
-                     "dataloader_drop_last=True: one batch shape (a partial last batch would recompile)")
+        if self._evaluates(call):
+            if keyword(call, "dataloader_drop_last") is None:
+                self.mark(call, "dataloader_drop_last=True would also drop the last eval/predict batch (metrics skip samples): "
+                          "keep it off for evaluation; a short last train batch costs one more compile", code="NRN806")
+        else:
+            self._ensure(call, "dataloader_drop_last", True, "NRN806", star,
+                         "dataloader_drop_last=True: one batch shape (a partial last batch would recompile)")
         self._ensure(call, "logging_nan_inf_filter", False, "NRN807", star,
                      "logging_nan_inf_filter=False: saves 2 host syncs per step (NaN losses are logged, not filtered)")
         self._logging_steps(call)
@@ -374,8 +365,10 @@ class HfTrainingPerf(_TrainingArgsRule):
         interval = self.options.log_interval
         if arg is None or not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < interval:
             return
-        message = f"logging_steps={value} -> {interval}: each log runs .item() on the loss and the grad norm (2 host syncs)"
+        message = f"logging_steps={value} -> {interval}: each log runs .item() on the loss and the grad norm (2 host syncs, measured)"
         self.edit(call, arg, _set("logging_steps", str(interval)), message, "NRN815")
+        self.mark(call, f"logging_steps was {value}: raised to {interval}, so the loss is logged every {interval} steps "
+                  "(each log syncs the host twice); set it back if you need every step", code="NRN815")
 
     def _ensure(self, call: cst.Call, name: str, wanted: bool, code: str, star: bool, message: str) -> None:
         arg = keyword(call, name)
@@ -383,8 +376,26 @@ class HfTrainingPerf(_TrainingArgsRule):
             if not star:
                 self.edit(call, call, _set(name, str(wanted)), message, code)
             return
-        if literal(arg.value) is (not wanted):
-            self.edit(call, arg, _set(name, str(wanted)), message, code)
+        if literal(arg.value) is (not wanted):  # the user's explicit choice: kept, and said why it costs
+            self.mark(call, f"{name}={not wanted} kept (an explicit choice); on Neuron: {message}", code=code)
+
+    def _evaluates(self, call: cst.Call) -> bool:
+        """Whether the Trainer these arguments configure evaluates or predicts (its eval and test
+        loaders read ``dataloader_drop_last`` too): an eval/predict setting on the call, or an
+        ``eval_dataset=``/``.evaluate()``/``.predict()`` in the file."""
+        for arg in call.args:
+            name = arg.keyword.value if arg.keyword is not None else ""
+            value = literal(arg.value)
+            if name in {"do_eval", "do_predict"} and value is not False:
+                return True
+            if name in {"eval_strategy", "evaluation_strategy"} and value != "no":
+                return True
+            if name in {"eval_steps", "load_best_model_at_end", "metric_for_best_model"}:
+                return True
+        module = self.context.module
+        if m.findall(module, m.Arg(keyword=m.Name("eval_dataset"))):
+            return True
+        return bool(m.findall(module, m.Call(func=m.Attribute(attr=m.Name("evaluate") | m.Name("predict")))))
 
     def _parser(self, call: cst.Call) -> None:
         first = call.args[0].value if call.args and call.args[0].keyword is None else None

@@ -10,6 +10,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword
+from porter.rules._lib.hf import origin
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
 
@@ -117,7 +118,12 @@ class StaticPadding(Rule):
         that maximum is not a multiple of 128 and no truncation bounds the length (measured: a
         64-position model crashes in its position embedding) — check the model config.
         Tokenizers are recognised by name (``tokenizer``, ``tok``, ``processor``, ending in
-        ``_tokenizer``); a tokenizer held under another name is missed. Collators are matched by
+        ``_tokenizer``); a tokenizer held under another name is missed. The receiver must be shown
+        to be built by Hugging Face (``AutoTokenizer.from_pretrained(...)`` assigned in the same
+        function or at module level, ``self.tokenizer`` set so in the class, a parameter annotated
+        with a transformers class; ``rules/_lib/hf.py`` ``origin``): the project's own tokenizer
+        class is left alone, and a receiver not in view (a function parameter) gets an NRN715
+        marker instead of an edit. Collators are matched by
         qualified name (``transformers.DataCollatorWithPadding``), any import spelling.
     """
 
@@ -128,6 +134,7 @@ class StaticPadding(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("padding", "DataCollator")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN712": "Hugging Face data collator -> pad_to_multiple_of=<truncation length> or 128 (bounded sequence shapes)",
+        "NRN715": "padding tokenizer call on an object not shown to be a Hugging Face tokenizer: review marker (no keyword inserted)",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
@@ -139,8 +146,18 @@ class StaticPadding(Rule):
         if collator is not None:
             self._pad_collator(node, collator)
             return
-        if self._is_tokenizer_call(node):
-            self._pad_tokenizer(node)
+        if self._is_tokenizer_call(node) and _pad_value(node) is not None and keyword(node, "pad_to_multiple_of") is None:
+            receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
+            built = origin(self, receiver)
+            if built == "library":
+                self._pad_tokenizer(node)
+            elif built == "unknown":
+                self.mark(
+                    node,
+                    f"{dotted(receiver) or 'tokenizer'} pads to the longest sequence (a new shape per batch) and is not shown "
+                    "to be a Hugging Face tokenizer here: if it is one, pad to max_length or pad_to_multiple_of=128",
+                    code="NRN715",
+                )
 
     def _collator(self, call: cst.Call) -> str | None:
         for name in self.qualified(call.func):
@@ -286,7 +303,12 @@ class GenerateStaticCache(Rule):
     What it does:
         A ``.generate(...)`` call on a model (receiver named like ``model``/``lm``/``net``, or a call
         with generation keywords such as ``max_new_tokens``) without ``cache_implementation``,
-        ``past_key_values`` or ``**kwargs`` gets ``cache_implementation="static"``.
+        ``past_key_values`` or ``**kwargs`` gets ``cache_implementation="static"`` when the file
+        shows the receiver was built by Hugging Face (``AutoModelForCausalLM.from_pretrained``,
+        followed through ``.to()``/``.eval()``, ``get_peft_model``, ``accelerator.prepare`` /
+        ``unwrap_model``, ``self.model = ...`` in the class, a ``PreTrainedModel`` annotation or
+        subclass). A project's own ``generate()`` (a class of the file that is no Transformers
+        model) is left alone; a receiver not in view (a parameter) gets an NRN714 marker.
 
     Why:
         The default dynamic KV cache grows by one token per decoding step: a new shape, so a new
@@ -302,9 +324,10 @@ class GenerateStaticCache(Rule):
 
     Safety:
         Review: the cache is allocated for the whole ``max_length`` up front (more memory), and a
-        model class without static-cache support raises at the first call. The receiver is
-        recognised by name or by generation keywords (a ``.generate`` of an unrelated object
-        called with ``max_length=`` would be changed — rare).
+        model class without static-cache support raises at the first call. Receiver heuristic: a
+        name or generation keywords make it a candidate; only a receiver the file shows to be built
+        by a Hugging Face library (``transformers``, ``trl``, ``peft``, ``optimum``) gets the keyword,
+        so a project's own ``generate(self, idx, max_new_tokens)`` never gets a ``TypeError``.
     """
 
     code: ClassVar[str] = "NRN713"
@@ -312,6 +335,9 @@ class GenerateStaticCache(Rule):
     summary: ClassVar[str] = 'model.generate(...) -> cache_implementation="static" (one decoding shape)'
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = (".generate(",)
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN714": "generate() on an object not shown to be a Transformers model: review marker (no keyword inserted)",
+    }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
 
@@ -320,10 +346,23 @@ class GenerateStaticCache(Rule):
             return
         if keyword(node, "cache_implementation") is not None or keyword(node, "past_key_values") is not None:
             return
-        receiver = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None  # type: ignore[union-attr]
+        if not isinstance(node.func, cst.Attribute):
+            return
+        receiver = dotted(node.func.value)
         named = receiver is not None and bool(_MODEL_NAME.search(receiver.split(".")[-1]))
         generation = any(arg.keyword is not None and arg.keyword.value in _GENERATION_KEYWORDS for arg in node.args)
         if not (named or generation):
+            return
+        built = origin(self, node.func.value)
+        if built == "own":
+            return  # the project's own generate(): a Transformers keyword would be a TypeError
+        if built == "unknown":
+            self.mark(
+                node,
+                f'{receiver or "this object"}.generate(): not shown to be a Transformers model here; if it is one, '
+                'add cache_implementation="static" (one decoding shape)',
+                code="NRN714",
+            )
             return
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:

@@ -14,7 +14,7 @@ from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.results import Success
 from porter.rules._tables.compile import COMPILE_KEYWORDS, cuda_only_option
-from porter.rules.fused_optimizers import WEIGHT_DECAY_INDEX
+from porter.rules._lib.optim import WEIGHT_DECAY_INDEX
 
 
 def test_module_compile_keeps_state_dict_keys() -> None:

@@ -151,8 +151,9 @@ def device_kind(node: cst.BaseExpression | None) -> str:
     return "other"
 
 
-def dtype_kind(node: cst.BaseExpression | None, qualify: Qualify, bound: set[str]) -> str:
-    """``missing`` / ``fp16`` / ``kept`` (bf16, fp32, or a variable bound in the file) / ``unknown``."""
+def dtype_kind(node: cst.BaseExpression | None, qualify: Qualify, bound: Bindings) -> str:
+    """``missing`` / ``fp16`` / ``kept`` (bf16, fp32, or a variable this file sets to dtypes it
+    names) / ``unknown`` (a value from outside the file: ``amp_dtype = args.amp_dtype``)."""
     if node is None:
         return "missing"
     names = qualify(node)
@@ -160,9 +161,29 @@ def dtype_kind(node: cst.BaseExpression | None, qualify: Qualify, bound: set[str
         return "fp16"
     if names & KEPT_DTYPES:
         return "kept"
-    if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) in bound:
-        return "kept"  # its value is ported where it is computed
+    if isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) in bound and _resolved(node, qualify, bound, 4):
+        return "kept"  # its value is ported (or kept, and marked) where it is computed
     return "unknown"
+
+
+def _resolved(node: cst.BaseExpression, qualify: Qualify, bound: Bindings, depth: int) -> bool:
+    """Whether every value ``node`` can take is a dtype (or dtype name) written in this file."""
+    if depth <= 0:
+        return False
+    if qualify(node) & (FP16_DTYPES | KEPT_DTYPES) or string_value(node) is not None:
+        return True
+    if isinstance(node, cst.IfExp):
+        return _resolved(node.body, qualify, bound, depth - 1) and _resolved(node.orelse, qualify, bound, depth - 1)
+    if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict):  # {"float16": torch.float16, ...}[dtype]
+        return all(
+            isinstance(e, cst.DictElement) and _resolved(e.value, qualify, bound, depth - 1) for e in node.value.elements
+        )
+    if isinstance(node, cst.Call) and dotted(node.func) == "getattr" and len(node.args) == 2:
+        return "torch" in qualify(node.args[0].value) and _resolved(node.args[1].value, qualify, bound, depth - 1)
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        values = bound.get(dotted(node) or "") or []
+        return bool(values) and all(v is not None and _resolved(v, qualify, bound, depth - 1) for v in values)
+    return False
 
 
 def file_mentions_accelerator(text: str) -> bool:
@@ -171,8 +192,13 @@ def file_mentions_accelerator(text: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- the inventory
-def bound_names(module: cst.Module, index: TreeIndex | None = None) -> set[str]:
-    """Every name the file binds: assignment targets (``x``, ``self.x``), parameters, loop targets, imports."""
+# What the file assigns to each name it binds (None: a parameter, loop target or import: any value).
+Bindings = dict[str, list[cst.BaseExpression | None]]
+
+
+def bound_names(module: cst.Module, index: TreeIndex | None = None) -> Bindings:
+    """Every name the file binds (``x``, ``self.x``: assignments, parameters, loop targets,
+    imports), with the values assigned to it."""
     collector = _Binder()
     visit_original(index, module, collector)
     return collector.names
@@ -181,42 +207,43 @@ def bound_names(module: cst.Module, index: TreeIndex | None = None) -> set[str]:
 class _Binder(cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
-        self.names: set[str] = set()
+        self.names: Bindings = {}
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._targets(target.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
+        self._targets(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
+        self._targets(node.target, None)
 
     def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
+        self._targets(node.target, None)
 
     def visit_Param(self, node: cst.Param) -> None:
-        self.names.add(node.name.value)
+        self.names.setdefault(node.name.value, []).append(None)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
+        self._targets(node.target, node.value)
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is not None and isinstance(node.asname.name, cst.Name):
-            self.names.add(node.asname.name.value)
+            self.names.setdefault(node.asname.name.value, []).append(None)
         else:
             text = dotted(node.name)
             if text:
-                self.names.add(text.split(".")[0])
+                self.names.setdefault(text.split(".")[0], []).append(None)
 
-    def _targets(self, target: cst.CSTNode) -> None:
+    def _targets(self, target: cst.CSTNode, value: cst.BaseExpression | None) -> None:
         if isinstance(target, (cst.Name, cst.Attribute)):
             text = dotted(target)  # self.ptdtype = ... binds "self.ptdtype"
             if text:
-                self.names.add(text)
+                self.names.setdefault(text, []).append(value)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
-                self._targets(element.value)
+                self._targets(element.value, None)
 
 
 def in_comparison(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]) -> bool:
@@ -239,6 +266,7 @@ def inventory(
 ) -> Inventory:
     """Every float16 source of the file, with the rule that ports it (None: not portable)."""
     finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
+    finder.code_of = module.code_for_node
     visit_original(index, module, finder)
     return Inventory(finder.sources)
 
@@ -249,7 +277,7 @@ class _Fp16Finder(cst.CSTVisitor):
         qualify: Qualify,
         parent_of: Callable[[cst.CSTNode], cst.CSTNode | None],
         line_of: Callable[[cst.CSTNode], int],
-        bound: set[str],
+        bound: Bindings,
         accelerator_file: bool,
     ) -> None:
         super().__init__()
@@ -259,6 +287,7 @@ class _Fp16Finder(cst.CSTVisitor):
         self.bound = bound
         self.accelerator_file = accelerator_file
         self.sources: list[Fp16Source] = []
+        self.code_of: Callable[[cst.CSTNode], str] = lambda n: ""
 
     def _add(self, node: cst.CSTNode, what: str, *codes: str | None) -> None:
         self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c)))
@@ -281,6 +310,10 @@ class _Fp16Finder(cst.CSTVisitor):
             return  # only whole dotted chains
         names = self.qualify(node)
         if names & FP16_DTYPES and not in_comparison(node, self.parent_of):
+            chosen = explicit_choice(node, self.parent_of, self.qualify, self.code_of)
+            if chosen is not None:
+                self._add(node, f"torch.float16 chosen by {chosen}", None)
+                return
             owner = AUTOCAST_CODE if autocast_dtype_argument(node, self.parent_of, self.qualify) else FP16_CODE
             self._add(node, "torch.float16", owner)
         elif names & HALF_TENSOR_TYPES:
@@ -294,7 +327,10 @@ class _Fp16Finder(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "half":
-            self._add(node, ".half()", FP16_CODE)
+            if half_for_storage(node, self.parent_of, self.qualify) is not None:
+                return  # rounding or a half checkpoint: no float16 training, nothing to scale
+            chosen = explicit_choice(node, self.parent_of, self.qualify, self.code_of)
+            self._add(node, ".half()" if chosen is None else f".half() chosen by {chosen}", None if chosen else FP16_CODE)
             return
         names = self.qualify(node.func)
         if "builtins.getattr" in names or dotted(node.func) == "getattr":
@@ -474,3 +510,165 @@ def remove_arg(args: list[cst.Arg], index: int) -> list[cst.Arg]:
 
 def as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
     return _as_keyword(arg, name)
+
+
+# ----------------------------------------------------------------------------- explicit choices
+# Capability probes the port owns: on Neuron the answer is known (bfloat16 is always supported),
+# so a choice made only by these may collapse to bfloat16. Any other test is the user's.
+CAPABILITY_PROBES = frozenset(
+    {
+        "torch.cuda.is_available",
+        "torch.cuda.is_bf16_supported",
+        "torch.cuda.get_device_capability",
+        "torch.cuda.amp.common.amp_definitely_not_available",
+    }
+)
+# A test naming a precision (``args.fp16``, ``args.amp_dtype == "float16"``, ``mixed_precision == "fp16"``).
+PRECISION_LABEL = re.compile(r"(?i)fp16|bf16|float16|half|precision|dtype")
+EXPLICIT_CODE = "NRN208"  # rules/half_precision.py: the marker on a float16 choice kept as written
+
+
+def owned_test(test: cst.BaseExpression, qualify: Qualify) -> bool:
+    """Whether ``test`` is made only of CUDA capability probes (and literals, not/and/or, comparisons)."""
+    if isinstance(test, cst.Call):
+        return bool(qualify(test.func) & CAPABILITY_PROBES)
+    if isinstance(test, cst.BooleanOperation):
+        return owned_test(test.left, qualify) and owned_test(test.right, qualify)
+    if isinstance(test, cst.UnaryOperation):
+        return owned_test(test.expression, qualify)
+    if isinstance(test, cst.Subscript):  # torch.cuda.get_device_capability()[0]
+        return owned_test(test.value, qualify)
+    if isinstance(test, cst.Comparison):
+        parts = [test.left, *(target.comparator for target in test.comparisons)]
+        probes = [part for part in parts if not isinstance(part, (cst.Integer, cst.Float, cst.Tuple))]
+        return bool(probes) and all(owned_test(part, qualify) for part in probes)
+    return False
+
+
+def explicit_choice(
+    node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify, code_of: Callable[[cst.CSTNode], str]
+) -> str | None:
+    """The source of the user's test that selects ``node`` (a float16 value), or None.
+
+    ``torch.float16 if args.amp_dtype == "float16" else torch.bfloat16`` and an ``if``/``elif``
+    branch whose test names a precision (``elif args.precision == "fp16":``) are the user's
+    choice: an fp16 option must keep meaning float16. A choice made only by CUDA capability
+    probes (nanoGPT's ``is_bf16_supported()``) is the port's to make.
+    """
+    child: cst.CSTNode = node
+    parent = parent_of(child)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(parent, cst.IfExp) and child is not parent.test:
+            other = parent.orelse if child is parent.body else parent.body
+            if _names_bf16(other, qualify) and not owned_test(parent.test, qualify):
+                return code_of(parent.test)
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test and _user_test(parent.test, qualify):
+            text = code_of(parent.test)
+            if PRECISION_LABEL.search(text):
+                return text
+        if isinstance(parent, (cst.If, cst.IfExp, cst.Comparison, cst.ComparisonTarget)) and child is getattr(parent, "test", None):
+            return None
+        child, parent = parent, parent_of(parent)
+    return None
+
+
+def _user_test(test: cst.BaseExpression, qualify: Qualify) -> bool:
+    """Not a capability probe, and not a check of a tensor's dtype (``x.dtype == torch.float16``:
+    after the port that branch is simply not taken, so it needs no keeping)."""
+    if owned_test(test, qualify):
+        return False
+    for node in _comparisons(test):
+        parts = [node.left, *(target.comparator for target in node.comparisons)]
+        if any(qualify(part) & (FP16_DTYPES | KEPT_DTYPES) for part in parts):
+            return False
+    return True
+
+
+def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
+    if isinstance(test, cst.Comparison):
+        return [test]
+    if isinstance(test, cst.BooleanOperation):
+        return [*_comparisons(test.left), *_comparisons(test.right)]
+    if isinstance(test, cst.UnaryOperation):
+        return _comparisons(test.expression)
+    return []
+
+
+def _names_bf16(node: cst.BaseExpression, qualify: Qualify) -> bool:
+    return "torch.bfloat16" in qualify(node) or string_value(node) == "bfloat16"
+
+
+# Calls that consume a half tensor as storage, not as a training precision.
+SAVE_CALLS = frozenset({"torch.save", "safetensors.torch.save_file", "safetensors.torch.save_model"})
+_SAVE_METHODS = frozenset({"save_pretrained", "save_model", "save_checkpoint", "save_state_dict"})
+_STORAGE_METHODS = frozenset({"float", "state_dict", "numpy", "tolist", "cpu"})
+
+
+def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> str | None:
+    """Why ``x.half()`` is not mixed precision (rounding ``x.half().float()``, a half checkpoint
+    ``torch.save(model.half().state_dict(), ...)``), or None."""
+    parent = parent_of(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value in _STORAGE_METHODS:
+        return "rounding" if parent.attr.value == "float" else "a half-precision copy for storage"
+    node: cst.CSTNode | None = parent
+    while node is not None and not isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
+        if isinstance(node, cst.Call):
+            method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+            if qualify(node.func) & SAVE_CALLS or method in _SAVE_METHODS:
+                return "a checkpoint saved in half precision"
+        if isinstance(node, (cst.DictComp, cst.ListComp)) and _reads_state_dict(node.for_in.iter):
+            return "a half-precision copy of a state_dict"
+        node = parent_of(node)
+    return None
+
+
+@dataclass
+class ScalerStays(FileAnalysis):
+    """Whether a loss scaler stays active after the port: a GradScaler (or timm scaler wrapper)
+    is built here and float16 remains reachable, or the scaler rule is not selected, or an
+    ``Accelerator(mixed_precision=args.mixed_precision)`` may choose "fp16" (its own scaler). Neuron's
+    fused AdamW ignores ``grad_scale``/``found_inf`` (neuron-facts §0.1), so the optimizer rules
+    must not add ``fused=True`` next to it."""
+
+    line: int | None = None  # the scaler's line, None when no scaler stays
+
+    @classmethod
+    def compute(cls, rule: Rule) -> ScalerStays:
+        finder = _ScalerCalls(rule.qualified)
+        visit_original(child_index(rule), rule.context.module, finder)
+        if finder.accelerate is not None:  # Accelerate builds its own GradScaler when that is "fp16"
+            return cls(rule.position(finder.accelerate)[0])
+        if finder.first is None:
+            return cls(None)
+        stays = not rule.options.selects("NRN204") or bool(rule.analysis(Inventory).blockers(rule.options.selects))
+        return cls(rule.position(finder.first)[0] if stays else None)
+
+
+ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+
+
+class _ScalerCalls(cst.CSTVisitor):
+    def __init__(self, qualify: Qualify) -> None:
+        super().__init__()
+        self.qualify = qualify
+        self.first: cst.Call | None = None
+        self.accelerate: cst.Call | None = None  # Accelerator(mixed_precision=<not a literal>)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        names = self.qualify(node.func)
+        if self.first is None and names & (GRAD_SCALER | SCALER_WRAPPERS):
+            self.first = node
+        if self.accelerate is None and names & ACCELERATORS:
+            precision = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "mixed_precision"), None)
+            if precision is not None and string_value(precision) is None:
+                self.accelerate = node
+
+
+def _reads_state_dict(node: cst.BaseExpression) -> bool:
+    """``model.state_dict().items()`` / ``sd.items()`` with ``sd`` named like a state dict."""
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value == "state_dict":
+            return True
+        node = node.func.value
+    text = dotted(node) or ""
+    return bool(re.search(r"(?i)state_dict|checkpoint|ckpt", text))

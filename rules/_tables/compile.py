@@ -72,3 +72,11 @@ def cuda_only_option(key: str) -> bool:
 
 # Names that say "this is the script's own compile switch": compile, use_compile, args.compile ...
 COMPILE_SWITCH = re.compile(r"(?i)^(use_|do_|enable_|torch_?)?compile(_model)?$")
+
+
+# Input pipelines whose batches change shape from one step to the next (issue 16 §3): detection
+# multi-scale training (DETR-style ``RandomResize(scales)``, YOLO's ``multi_scale`` option) and
+# padding each batch to its own largest image (DETR's ``nested_tensor_from_tensor_list``). With
+# ``dynamic=False`` every new shape is a full Neuron compile.
+VARYING_SHAPE_CALLS: frozenset[str] = frozenset({"RandomResize", "nested_tensor_from_tensor_list"})
+VARYING_SHAPE_NAME = re.compile(r"(?i)^multi_?scale(_train(ing)?)?$")
