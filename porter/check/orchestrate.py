@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from porter.check import analyze, parity
 from porter.check.report import ERROR, INFO, CheckReport, Finding, Parity
-from porter.check.runner import RunResult, RunSpec, run
+from porter.check.runner import RunResult, RunSpec, run, spawns_ranks
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -81,7 +81,9 @@ def run_check(options: CheckOptions) -> CheckReport:
             _spec(options, options.script, "port", target, semantic=True, dump=False),
             _spec(options, options.against, "original", "emulated", semantic=True, dump=False),
         ]
-    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
+    # Scripts that spawn their ranks often pin MASTER_PORT themselves: their runs take turns.
+    pinned = any(spawns_ranks(s.script) for s in specs) and options.nproc > 1
+    with ThreadPoolExecutor(max_workers=1 if pinned else PARALLEL_RUNS) as pool:
         results = list(pool.map(run, specs))
     report_parity = _parity(options, results[0], *results[1:]) if options.against else None
     return build_report(options, target, results[0], report_parity, time.perf_counter() - started)
