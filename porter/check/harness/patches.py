@@ -79,8 +79,20 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
             scaled._porter_unscaled = outputs
         return scaled
 
+    original_step = cls.step
+
+    @functools.wraps(original_step)
+    def step(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        # Neuron's fused AdamW ignores grad_scale/found_inf (neuron-facts §0.1): on the device the
+        # update would be unscaled and never skipped; CPU's fused kernels honour them, so record it.
+        if "neuron" in emulated and self.is_enabled() and getattr(optimizer, "defaults", {}).get("fused"):
+            file, line = user_location()
+            STATE.fused_scaler[(type(optimizer).__name__, file, line)] += 1
+        return original_step(self, optimizer, *args, **kwargs)
+
     cls.__init__ = __init__
     cls.scale = scale
+    cls.step = step
 
 
 def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: bool = False) -> None:
