@@ -228,6 +228,19 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                         detail=(op.get("error") or "").splitlines()[0][:300] if op.get("error") else None,
                     )
                 )
+        elif graph.get("status") == "unverified" and graph.get("exceeded"):
+            for op in graph.get("failed_ops", []):
+                out.append(
+                    Finding(
+                        kind="not-verified",
+                        severity=UNVERIFIED,
+                        message=f"{graph['kind']} graph of {graph['region']} not verified: lowering `{op['op']}` exceeded "
+                        f"the lowering step's {graph['exceeded']} budget ({op.get('error') or graph.get('error')})",
+                        file=_rel(op.get("file"), base),
+                        line=op.get("line"),
+                        rule=RULE_COMPILE_HAZARD,
+                    )
+                )
         elif graph.get("status") == "unverified":
             ops = sorted({op["op"] for op in graph.get("failed_ops", [])})
             out.append(

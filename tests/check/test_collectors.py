@@ -83,7 +83,7 @@ def test_op_that_does_not_lower_is_named_with_its_line() -> None:
 
 
 def test_float64_on_device_is_reported_at_its_line() -> None:
-    code, report = check("float64.py", "--steps", "2")
+    code, report = check("float64.py", "--steps", "2", "--allow-eager")
     lines = {f["line"] for f in findings(report, "float64")}
     assert marked_line("float64.py", "F64-LINE") in lines
     assert code == 0  # a warning: fails only under --strict (see test_units for --strict)

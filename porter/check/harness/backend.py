@@ -107,10 +107,10 @@ class NeuronEmulatedBackend:
         _counter["graph"] += 1
         graph_id = _counter["graph"]
         ready = lowering.prepare(gm)
-        result = lowering.lower(ready)
+        result = lowering.lower_bounded(ready)
         failed_ops: list[dict[str, Any]] = []
         if not result.ok:
-            for node, error in lowering.failing_nodes(ready):
+            for node, error in lowering.failing_nodes(ready, exceeded_only=result.exceeded is not None):
                 file, line = lowering.node_location(node)
                 failed_ops.append(
                     {
@@ -125,7 +125,13 @@ class NeuronEmulatedBackend:
                 )
         if not result.ok and not failed_ops:
             failed_ops.append({"op": _op_from_error(result.error), "error": result.error, "file": None, "line": None, "module": None})
-        status = "lowered" if result.ok else ("unverified" if all(gaps.is_known_gap(f["op"]) for f in failed_ops) else "failed")
+        if result.exceeded:
+            # the lowering hit its budget: not verified (never the script's failure, never a pass)
+            status = "unverified"
+            if not failed_ops:
+                failed_ops.append({"op": "<whole graph>", "error": result.error, "file": None, "line": None, "module": None})
+        else:
+            status = "lowered" if result.ok else ("unverified" if all(gaps.is_known_gap(f["op"]) for f in failed_ops) else "failed")
         STATE.graphs.append(
             {
                 "graph_id": graph_id,
@@ -141,6 +147,7 @@ class NeuronEmulatedBackend:
                 "status": status,
                 "error": None if result.ok else result.error,
                 "failed_ops": failed_ops,
+                "exceeded": result.exceeded,
             }
         )
         if self.dump_dir:
