@@ -113,6 +113,9 @@ def crash_of(result: RunResult, script: str) -> Crash | None:
         for frame in frames:
             if "site-packages" not in frame["file"] and not frame["file"].startswith("<") and "/porter/check/" not in frame["file"]:
                 pick = frame
+    raised = [b for b in record.get("graph_breaks", []) if b.get("raised")]
+    if raised and raised[-1].get("line"):
+        pick = {"file": raised[-1]["file"], "line": raised[-1]["line"]}  # where Dynamo stopped, not the call
     text = error.get("text", "")
     if error.get("type") == "SystemExit":
         # sys.exit(N) carries no traceback worth showing: the script's own last words are on stderr

@@ -188,14 +188,6 @@ def _mapped_bytes() -> int:
     return 0
 
 
-def _peak_bytes() -> int:
-    with open("/proc/self/status", encoding="ascii") as handle:
-        for line in handle:
-            if line.startswith("VmPeak:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
 def lower_bounded(gm: tfx.GraphModule, memory_mb: int | None = None, timeout_s: float | None = None) -> Lowered:
     """``lower(gm)`` in a forked child under ``RLIMIT_AS`` and a wall-clock timeout.
 
@@ -225,10 +217,8 @@ def lower_bounded(gm: tfx.GraphModule, memory_mb: int | None = None, timeout_s: 
                 payload = {"ok": result.ok, "text": result.text, "error": result.error}
             except MemoryError:
                 payload = {"ok": False, "error": "MemoryError", "exceeded": "memory"}
-            # torch-mlir reports a refused allocation as a failure with no diagnostic at all (a
-            # real legalization failure names its op); or the peak reached the cap
-            if not payload["ok"] and (payload["error"].rstrip().endswith("diagnostics:") or _peak_bytes() >= limit - 64 * 2**20):
-                payload["exceeded"] = "memory"
+            if result.exceeded:
+                payload["exceeded"] = result.exceeded
             data = json.dumps(payload).encode()
             view = memoryview(data)
             while view:
@@ -280,7 +270,9 @@ def lower(gm: tfx.GraphModule) -> Lowered:
         module = fx.stateless_fx_import(gm, output_type="stablehlo")
         return Lowered(True, text=str(module))
     except Exception as error:  # torch-mlir raises many types; any of them is "did not lower"
-        return Lowered(False, error=_short_error(error))
+        # a refused allocation inside MLIR comes back as "python exception: std::bad_alloc"
+        out_of_memory = isinstance(error, MemoryError) or "bad_alloc" in str(error)
+        return Lowered(False, error=_short_error(error), exceeded="memory" if out_of_memory else None)
 
 
 def _short_error(error: BaseException) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import runpy
 import sys
 import time
@@ -179,6 +180,33 @@ def _skip_harness_frames() -> None:
                     eval_frame.skip_code(code)
 
 
+_USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _record_fullgraph_break(exc: BaseException) -> None:
+    """A graph break under ``fullgraph=True`` raised (as it does on the device): record it as the
+    graph break it is, at the user's line, with Dynamo's whole reason."""
+    try:
+        from torch._dynamo.exc import Unsupported
+    except ImportError:
+        return
+    if not isinstance(exc, Unsupported):
+        return
+    text = str(exc)
+    reason, _, trace = text.partition("from user code:")
+    trace = trace.split("Set TORCHDYNAMO_VERBOSE")[0]
+    file, line = "<unknown>", 0
+    for found_file, found_line in _USER_FRAME.findall(trace):
+        file, line = found_file, int(found_line)  # the innermost frame Dynamo names
+    stack = getattr(exc, "real_stack", None)
+    if line == 0 and stack:
+        file, line = stack[-1].filename, int(stack[-1].lineno or 0)
+    lines = [ln.rstrip() for ln in reason.strip().splitlines() if ln.strip()]
+    STATE.graph_breaks.append(
+        {"file": file, "line": line, "reason": "\n".join(lines)[:2000], "step": STATE.steps, "raised": True}
+    )
+
+
 def _frames(tb: Any) -> list[dict[str, Any]]:
     return [
         {"file": f.filename, "line": f.lineno, "name": f.name, "code": f.line or ""}
@@ -245,6 +273,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
             status = "crashed"
             error = {"type": "SystemExit", "message": f"exit status {done.code}", "frames": _frames(done.__traceback__), "text": ""}
     except BaseException as exc:  # the script's own crash: report it, mapped to its line
+        _record_fullgraph_break(exc)
         status = "crashed"
         error = {
             "type": type(exc).__name__,

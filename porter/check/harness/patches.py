@@ -95,9 +95,20 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
     cls.step = step
 
 
+def fallback_enabled(options: Any) -> bool:
+    """Did the user let a failing graph fall back to eager? TorchNeuron raises by default
+    (``TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION`` defaults to true; the ``fallback_execution``
+    compile option overrides it: neuron-facts §0.1, §5)."""
+    if isinstance(options, dict) and "fallback_execution" in options:
+        return bool(options["fallback_execution"])
+    return os.environ.get("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", "1").lower() in ("0", "false")
+
+
 def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: bool = False) -> None:
-    """Record every ``torch.compile`` call; port: use the emulated neuron backend, never crash on
-    ``fullgraph=True`` (graph breaks are findings); original: run eagerly."""
+    """Record every ``torch.compile`` call. Port, emulated: the emulated neuron backend, with
+    ``fullgraph`` as the user asked (a graph break under ``fullgraph=True`` raises, as on the
+    device) and a graph that does not lower raising unless fallback is enabled. Device target:
+    the user's backend; graph breaks are reported rather than raised. Original: run eagerly."""
     original = torch.compile
 
     def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A001
@@ -117,8 +128,12 @@ def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: b
             if model is None:
                 return lambda fn: fn
             return model
-        kwargs["backend"] = backend if backend is not None else requested_backend
-        kwargs["fullgraph"] = False
+        if backend is not None and hasattr(backend, "with_fallback"):
+            kwargs["backend"] = backend.with_fallback(fallback_enabled(kwargs.get("options")))
+        else:
+            kwargs["backend"] = backend if backend is not None else requested_backend
+        if keep_options:
+            kwargs["fullgraph"] = False
         if not keep_options:  # the emulated backend takes neither (TorchNeuron ignores modes)
             kwargs.pop("mode", None)
             kwargs.pop("options", None)
