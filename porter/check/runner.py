@@ -44,6 +44,7 @@ class RunSpec:
     bisect: bool = False
     cwd: str | None = None
     extra_path: tuple[str, ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()  # set last (tests; a launcher's variables)
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
         path.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["PYTHONUNBUFFERED"] = "1"
+    env.update(dict(spec.extra_env))
     if spec.target == "emulated":
         # Never autoload a real torch_neuronx into an emulated run.
         env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
