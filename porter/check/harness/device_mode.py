@@ -282,11 +282,15 @@ class DeviceMode(TorchFunctionMode):
 _MESH_CODE = ("torch.distributed.fsdp", "torch.distributed.tensor")
 
 
+# Dispatch plumbing between a caller and the mode (custom ops, overrides, decorators).
+_PLUMBING = ("porter.check", "torch._ops", "torch.overrides", "torch._library", "torch.utils._contextlib")
+
+
 def _asked_by_mesh_code() -> bool:
     import sys
 
     frame = sys._getframe(2)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("porter.check"):
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PLUMBING):
         frame = frame.f_back
     return frame is not None and frame.f_globals.get("__name__", "").startswith(_MESH_CODE)
 

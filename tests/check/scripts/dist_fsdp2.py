@@ -6,14 +6,23 @@ import torch.distributed as dist
 import torch.nn as nn
 from torch.distributed.fsdp import fully_shard
 
+class Block(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        return torch.relu(self.proj(x)) + x
+
+
 local_rank = int(os.environ["LOCAL_RANK"])
 dist.init_process_group(backend="neuron")
 torch.neuron.set_device(local_rank)
 device = torch.device("neuron", local_rank)
 torch.manual_seed(0)
-model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1)).to(device)
+model = nn.Sequential(Block(8), Block(8), nn.Linear(8, 1)).to(device)
 for layer in model:
-    if isinstance(layer, nn.Linear):
+    if isinstance(layer, Block):
         fully_shard(layer)
 fully_shard(model)
 model = torch.compile(model, backend="neuron")
