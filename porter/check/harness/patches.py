@@ -292,6 +292,14 @@ def patch_device_mesh(device_type: str) -> None:
     tagging("init_unsharded_param", "_unsharded_param")
 
 
+def _torch_asks() -> bool:
+    """True when the function asking (two frames up) is torch's own code."""
+    import sys
+
+    name = sys._getframe(2).f_globals.get("__name__", "")
+    return name == "torch" or name.startswith("torch.")
+
+
 def patch_accelerator(device_type: str) -> None:
     """``torch.accelerator`` answers for the emulated device type.
 
@@ -323,9 +331,17 @@ def patch_accelerator(device_type: str) -> None:
         if index >= 0:
             module().set_device(index)
 
-    if device_type == "cuda":  # a CPU-only torch knows no CUDA; it knows the renamed PrivateUse1
-        acc.current_accelerator = current_accelerator
-        acc.is_available = lambda: True
+    if device_type == "cuda":
+        # A CPU-only torch knows no CUDA (it does know the renamed PrivateUse1). The script and its
+        # libraries are told CUDA is there; torch's own callers (the optimizers' graph-capture
+        # check, ...) keep the CPU-only answers, which the emulated tensors need.
+        real_current, real_available = acc.current_accelerator, acc.is_available
+
+        def user_current(check_available: bool = False) -> Any:
+            return real_current(check_available) if _torch_asks() else current_accelerator()
+
+        acc.current_accelerator = user_current
+        acc.is_available = lambda: real_available() if _torch_asks() else True
     acc.device_count = lambda: int(module().device_count())
     acc.current_device_index = lambda: int(module().current_device())
     acc.current_device_idx = acc.current_device_index
