@@ -222,7 +222,8 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
         exit_code, verdict = EXIT_FINDINGS, "findings fail the check"
     else:
         exit_code = EXIT_OK
-        matched = bool(report_parity and report_parity.passes) and all(p.verdict == "match" for p in report_parity.passes)
+        passes = report_parity.passes if report_parity is not None else ()
+        matched = bool(passes) and all(p.verdict == "match" for p in passes)
         verdict = "compiled" + (" and matched" if matched else "")
         if not record.get("graphs"):
             verdict = "ran eagerly on the emulated device (nothing compiled; --allow-eager)" if target == "emulated" else "ran eagerly (--allow-eager)"

@@ -66,7 +66,9 @@ def marker(path: str, line: int) -> str | None:
 def deliberate(text: str) -> bool:
     """True for a marker that says the sync is deliberate (control flow, a logging interval)."""
     match = MARKER.search("# " + text)
-    return bool(match) and (match.group(1) == "NRN602" or bool(DELIBERATE.search(match.group(2))))
+    if match is None:
+        return False
+    return match.group(1) == "NRN602" or bool(DELIBERATE.search(match.group(2)))
 
 
 def marked(path: str, line: int) -> bool:

@@ -59,7 +59,8 @@ backend runs on gloo.
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the full report as JSON to FILE ('-' for stdout).")
 @click.option("--nproc", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Run N processes of a distributed script (RANK/WORLD_SIZE set; the emulated target uses gloo).")
+              help="Run N ranks of a distributed script (RANK/LOCAL_RANK/WORLD_SIZE set; a script that calls "
+                   "mp.spawn is started once and sees N devices). The emulated `neuron` backend runs on gloo.")
 @click.option("--dump", "dump_dir", type=click.Path(file_okay=False), default=None,
               help="Write every graph (Dynamo FX, AOT forward/backward FX, StableHLO or the lowering error) to DIR.")
 @click.option("--bisect", is_flag=True, default=False,

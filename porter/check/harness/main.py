@@ -2,7 +2,8 @@
 
 Sets up the target (emulated neuron device for a port, emulated CUDA for an original, or observation
 only on a real Neuron device), seeds every RNG, runs the script as ``__main__`` with its own argv and
-working directory, stops it after ``steps`` optimizer steps, and writes the raw record as JSON.
+working directory, stops it after ``steps`` steps (optimizer steps; backward() calls when the script
+makes no optimizer), and writes the raw record as JSON.
 """
 
 from __future__ import annotations

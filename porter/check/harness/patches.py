@@ -5,7 +5,10 @@ Each function here changes one torch entry point in the subprocess only, for one
 - GradScaler on an emulated device scales on the CPU, and remembers the unscaled loss;
 - ``torch.compile`` is recorded, then routed to the emulated ``neuron`` backend (port) or run eagerly
   (original: it is the semantic baseline, and Inductor on a CPU-only torch asserts on CUDA RNG);
-- ``init_process_group("neuron"|"nccl")`` runs on gloo, DDP drops ``device_ids``;
+- a ``neuron`` collective backend (gloo underneath) is registered for the ``neuron`` device type;
+  ``nccl`` runs on gloo; ``device_id``/``device_ids`` are checked and dropped; device meshes of the
+  emulated device are CPU meshes (FSDP2, DTensor);
+- ``torch.accelerator`` answers for the emulated device; ``Module.to(0)`` names it in an original;
 - ``torch.cuda.*`` is emulated for an original, and recorded as a finding in a port;
 - dropout is an identity in the semantic pass (compiled graphs draw random numbers differently).
 """
@@ -90,9 +93,9 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
             STATE.fused_scaler[(type(optimizer).__name__, file, line)] += 1
         return original_step(self, optimizer, *args, **kwargs)
 
-    cls.__init__ = __init__
-    cls.scale = scale
-    cls.step = step
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.scale = scale  # type: ignore[method-assign]
+    cls.step = step  # type: ignore[method-assign]
 
 
 def fallback_enabled(options: Any) -> bool:
@@ -237,7 +240,7 @@ def patch_distributed(role: str = "port") -> None:
     def ddp_init(self: Any, module: Any, device_ids: Any = None, output_device: Any = None, *args: Any, **kwargs: Any) -> None:
         original_ddp_init(self, module, None, None, *args, **kwargs)
 
-    DistributedDataParallel.__init__ = ddp_init
+    DistributedDataParallel.__init__ = ddp_init  # type: ignore[method-assign]
 
 
 def patch_device_mesh(device_type: str) -> None:
@@ -268,7 +271,7 @@ def patch_device_mesh(device_type: str) -> None:
                 args = ("cpu", *args[1:])
         mesh_init(self, *args, **kwargs)
 
-    device_mesh.DeviceMesh.__init__ = __init__
+    device_mesh.DeviceMesh.__init__ = __init__  # type: ignore[method-assign]
     cls = _fsdp_param.FSDPParam
 
     def tagging(name: str, attribute: str) -> None:
