@@ -61,3 +61,10 @@ def test_more_than_one_core_per_rank_fails_as_on_the_device() -> None:
     code, report = check("dist_strict.py", "--steps", "1", "--nproc", "2", "--", "--cores")
     assert code == 2
     assert "more than one device per process" in report["crash"]["message"]
+
+
+def test_dtensor_tensor_parallel_trains() -> None:
+    code, report = check("dist_dtensor.py", "--steps", "3", "--nproc", "2", "--allow-eager")
+    _clean(code, report)
+    assert report["steps_run"] == 3 and len(report["losses"]) == 3
+    assert any("DeviceMesh('neuron') ran as a CPU mesh" in n for n in report["notes"])
