@@ -65,3 +65,25 @@ def test_original_runs_with_integer_devices_and_torch_accelerator() -> None:
     record = result.record or {}
     assert record.get("status") == "stopped", record.get("error")
     assert record["steps"] == 3 and len(record["losses"]) == 3
+
+
+def test_suffix_slice_backward_lowers_end_to_end() -> None:
+    code, report = check("suffix_slice.py", "--steps", "3")
+    assert code == 0, report["findings"]
+    assert [g["kind"] for g in report["graphs"]] == ["forward", "backward"]
+    assert all(g["status"] == "lowered" for g in report["graphs"])
+
+
+def test_a_pass_without_a_verdict_says_why() -> None:
+    from porter.check.orchestrate import _no_loss_reason
+    from porter.check.runner import RunResult
+
+    def result(record: dict | None, timed_out: bool = False) -> RunResult:
+        return RunResult(record=record, returncode=0, timed_out=timed_out, wall_s=1.0, stdout="", stderr="")
+
+    stopped = {"status": "completed", "steps": 0, "losses": [], "backward_calls": 0}
+    assert _no_loss_reason(result(stopped), "original") == "the original stopped after 0 step(s) (completed): no backward() ran"
+    vector = {"status": "stopped", "steps": 3, "losses": [], "backward_calls": 3}
+    assert "never on a one-element tensor" in _no_loss_reason(result(vector), "port")
+    assert _no_loss_reason(result(None, timed_out=True), "original") == "the original timed out"
+    assert _no_loss_reason(result({"losses": [[0, 1.0]]}), "port") == ""
