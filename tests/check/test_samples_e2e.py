@@ -14,11 +14,17 @@ import pytest
 from porter.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = sorted(p for p in (ROOT / "samples").glob("*.py"))
+# Ports that keep per-step host syncs under NRN606 "fix this" markers, which no longer excuse a
+# sync (issue 18): they fail the check until the host-sync rules move those syncs.
+KNOWN_SYNCS = {"deit_engine": "MetricLogger.update() calls v.item() every step (NRN606 marker only)"}
+SAMPLES = [
+    pytest.param(p, id=p.stem, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_SYNCS[p.stem])] if p.stem in KNOWN_SYNCS else [])
+    for p in sorted((ROOT / "samples").glob("*.py"))
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sample", SAMPLES, ids=[p.stem for p in SAMPLES])
+@pytest.mark.parametrize("sample", SAMPLES)
 def test_ported_sample_checks_clean(sample: Path, tmp_path: Path) -> None:
     out = tmp_path / "ported"
     migrate = subprocess.run(
