@@ -6,8 +6,10 @@ Layout (porter's process never imports torch; everything that does runs in the s
 - ``runner``: one subprocess per run (own argv, ``__main__``, cwd; timeout; JSON result file).
 - ``harness/``: runs inside the subprocess: the emulated ``neuron`` device (``neuron_module``,
   ``device_mode``), CUDA emulation for originals and process patches (``patches``), the Dynamo
-  backend registered as ``neuron`` (``backend``), Dynamo log collectors (``dynamo_log``).
-- ``lowering``: AOT graph -> upstream torch-mlir StableHLO, with porter's decompositions and passes.
+  backend registered as ``neuron`` (``backend``), Dynamo log collectors (``dynamo_log``), the same
+  emulation in processes the script spawns (``child``).
+- ``lowering``: AOT graph -> upstream torch-mlir StableHLO, with porter's decompositions and passes,
+  in a forked child bounded in memory and time.
 - ``gaps``: known upstream torch-mlir gaps (reported "not verified", never pass or fail).
 - ``analyze`` / ``source``: raw record -> findings mapped to source lines and rule codes.
 - ``parity``: loss comparison with named tolerances. ``report``: immutable dataclasses.

@@ -42,6 +42,7 @@ RULE_HOST_SYNC = "NRN606"  # a host sync left on the per-step path
 RULE_HOST_SYNC_CONTROL = "NRN602"  # a per-step sync feeding control flow (``if loss > x``)
 RULE_STATIC_BATCH = "NRN701"  # drop_last: a new batch shape recompiles
 RULE_FLOAT64 = "NRN721"
+RULE_COMPILE_INSERT = "NRN411"  # a training step with no torch.compile
 RULE_COMPILE_HAZARD = "NRN731"  # graph breaks, ops that do not lower
 
 DEVICE_ENV = {
@@ -112,12 +113,19 @@ def crash_of(result: RunResult, script: str) -> Crash | None:
         for frame in frames:
             if "site-packages" not in frame["file"] and not frame["file"].startswith("<") and "/porter/check/" not in frame["file"]:
                 pick = frame
+    raised = [b for b in record.get("graph_breaks", []) if b.get("raised")]
+    if raised and raised[-1].get("line"):
+        pick = {"file": raised[-1]["file"], "line": raised[-1]["line"]}  # where Dynamo stopped, not the call
+    text = error.get("text", "")
+    if error.get("type") == "SystemExit":
+        # sys.exit(N) carries no traceback worth showing: the script's own last words are on stderr
+        text = "stderr (tail):\n" + (result.stderr[-3000:] or "(empty)")
     return Crash(
         kind="exception",
         message=f"{error.get('type')}: {error.get('message')}",
         file=pick["file"] if pick else None,
         line=pick["line"] if pick else None,
-        traceback=error.get("text", ""),
+        traceback=text,
     )
 
 
@@ -136,16 +144,17 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         if source.excused(stack):
             continue
         key = (sync["file"], sync["line"], sync["kind"])
-        entry = per_line.setdefault(key, {"count": 0, "steps": set()})
+        entry = per_line.setdefault(key, {"count": 0, "steps": set(), "marker": source.review_marker(stack)})
         entry["count"] += sync["count"]
         entry["steps"].add(sync["step"])
     for (file, line, kind), entry in sorted(per_line.items()):
         steps = sorted(entry["steps"])
+        marker = f"; its marker `{entry['marker']}` asks for a fix, it does not excuse the sync" if entry["marker"] else ""
         out.append(
             Finding(
                 kind="host-sync",
                 severity=ERROR,
-                message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging interval",
+                message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging interval{marker}",
                 file=_rel(file, base),
                 line=line,
                 rule=RULE_HOST_SYNC_CONTROL if kind == "__bool__" else RULE_HOST_SYNC,
@@ -163,7 +172,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
             Finding(
                 kind="graph-break",
                 severity=ERROR if fullgraph else WARNING,
-                message=f"graph break: {reason}" + (" (under a fullgraph=True request)" if fullgraph else ""),
+                message=("graph break (under a fullgraph=True request): " if fullgraph else "graph break: ") + reason,
                 file=_rel(file, base),
                 line=line,
                 rule=RULE_COMPILE_HAZARD,
@@ -222,6 +231,19 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                         detail=(op.get("error") or "").splitlines()[0][:300] if op.get("error") else None,
                     )
                 )
+        elif graph.get("status") == "unverified" and graph.get("exceeded"):
+            for op in graph.get("failed_ops", []):
+                out.append(
+                    Finding(
+                        kind="not-verified",
+                        severity=UNVERIFIED,
+                        message=f"{graph['kind']} graph of {graph['region']} not verified: lowering `{op['op']}` exceeded "
+                        f"the lowering step's {graph['exceeded']} budget ({op.get('error') or graph.get('error')})",
+                        file=_rel(op.get("file"), base),
+                        line=op.get("line"),
+                        rule=RULE_COMPILE_HAZARD,
+                    )
+                )
         elif graph.get("status") == "unverified":
             ops = sorted({op["op"] for op in graph.get("failed_ops", [])})
             out.append(
@@ -246,6 +268,11 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
     for f64 in record.get("float64", []):
         message = f"float64 tensor on the neuron device ({f64['op']}): Neuron casts 64-bit types to 32-bit"
         out.append(_counted("float64", WARNING, message, f64, RULE_FLOAT64, base))
+    for entry in record.get("fused_scaler", []):
+        message = (f"GradScaler steps a fused {entry['optimizer']}: Neuron's fused AdamW ignores grad_scale and "
+                   "found_inf, so updates are unscaled and overflow steps are not skipped (use bf16 without a "
+                   "scaler, or fused=False)")
+        out.append(_counted("grad-scaler-fused", ERROR, message, entry, RULE_GRAD_SCALER, base))
     for mix in record.get("mixing", []):
         message = f"{mix['op']} mixes CPU and neuron tensors (fails on a real device)"
         out.append(_counted("device-mixing", ERROR, message, mix, RULE_DEVICE, base))
@@ -295,6 +322,24 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
             )
         )
     return out
+
+
+def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], ...]:
+    """Every per-step sync (step >= 1) that is not a finding, with the reason: a logging interval
+    or the deliberate-sync marker that covers it."""
+    base = os.path.dirname(os.path.abspath(script))
+    per: dict[tuple[Any, ...], int] = defaultdict(int)
+    for sync in record.get("syncs", []):
+        if sync["step"] < 1:
+            continue
+        stack = [tuple(f) for f in sync.get("stack", [])] or [(sync["file"], sync["line"])]
+        why = source.excused(stack)
+        if why:
+            per[(sync["file"], sync["line"], sync["kind"], why)] += sync["count"]
+    return tuple(
+        {"file": _rel(file, base), "line": line, "kind": kind, "reason": why, "count": n}
+        for (file, line, kind, why), n in sorted(per.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+    )
 
 
 def graphs_of(record: dict[str, Any]) -> tuple[GraphInfo, ...]:

@@ -14,6 +14,7 @@ import copy
 import operator
 import os
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -171,6 +172,94 @@ class Lowered:
     ok: bool
     text: str = ""
     error: str = ""
+    exceeded: str | None = None  # "memory" | "time": the lowering hit its budget (not verified)
+
+
+# The lowering step's budget: address space above what the process already maps, and wall time.
+MEMORY_BUDGET_MB = int(os.environ.get("PORTER_CHECK_LOWERING_MEMORY_MB", "4096"))
+TIME_BUDGET_S = float(os.environ.get("PORTER_CHECK_LOWERING_TIMEOUT_S", "120"))
+
+
+def _mapped_bytes() -> int:
+    with open("/proc/self/status", encoding="ascii") as handle:
+        for line in handle:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def lower_bounded(gm: tfx.GraphModule, memory_mb: int | None = None, timeout_s: float | None = None) -> Lowered:
+    """``lower(gm)`` in a forked child under ``RLIMIT_AS`` and a wall-clock timeout.
+
+    A lowering that grows without bound (upstream torch-mlir on some graphs) then ends the child,
+    never the run: the result says which budget it exceeded. Without ``fork`` (not Linux), the
+    lowering runs in this process, unbounded.
+    """
+    import json
+    import resource
+    import select
+    import signal
+
+    if not hasattr(os, "fork") or not os.path.exists("/proc/self/status"):
+        return lower(gm)
+    memory = (MEMORY_BUDGET_MB if memory_mb is None else memory_mb) * 2**20
+    timeout = TIME_BUDGET_S if timeout_s is None else timeout_s
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: lower, write the result, leave without any teardown
+        code = 0
+        try:
+            os.close(read_end)
+            limit = _mapped_bytes() + memory
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            try:
+                result = lower(gm)
+                payload = {"ok": result.ok, "text": result.text, "error": result.error}
+            except MemoryError:
+                payload = {"ok": False, "error": "MemoryError", "exceeded": "memory"}
+            if result.exceeded:
+                payload["exceeded"] = result.exceeded
+            data = json.dumps(payload).encode()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(write_end, view):]
+        except BaseException:  # noqa: BLE001 - the child must never return into the harness
+            code = 3
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_end], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+        if timed_out:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+    budget = f"{memory // 2**20} MB above the process, {timeout:g} s"
+    if timed_out:
+        return Lowered(False, error=f"lowering exceeded its time budget ({budget})", exceeded="time")
+    try:
+        payload = json.loads(b"".join(chunks).decode())
+    except ValueError:
+        how = f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else f"exit status {os.WEXITSTATUS(status)}"
+        return Lowered(False, error=f"lowering ended by {how} under its memory budget ({budget})", exceeded="memory")
+    if payload.get("exceeded"):
+        return Lowered(False, error=f"lowering exceeded its memory budget ({budget}): {payload['error'][:300]}", exceeded="memory")
+    return Lowered(bool(payload["ok"]), text=payload.get("text", ""), error=payload.get("error", ""))
 
 
 def lower(gm: tfx.GraphModule) -> Lowered:
@@ -181,7 +270,9 @@ def lower(gm: tfx.GraphModule) -> Lowered:
         module = fx.stateless_fx_import(gm, output_type="stablehlo")
         return Lowered(True, text=str(module))
     except Exception as error:  # torch-mlir raises many types; any of them is "did not lower"
-        return Lowered(False, error=_short_error(error))
+        # a refused allocation inside MLIR comes back as "python exception: std::bad_alloc"
+        out_of_memory = isinstance(error, MemoryError) or "bad_alloc" in str(error)
+        return Lowered(False, error=_short_error(error), exceeded="memory" if out_of_memory else None)
 
 
 def _short_error(error: BaseException) -> str:
@@ -219,14 +310,59 @@ def returned_input_mutations(gm: tfx.GraphModule) -> None:
     gm.recompile()
 
 
+# (op, index of the tensor whose dim is sliced, index of dim, index of start, index of end)
+_SLICES = {
+    aten.slice.Tensor: (0, 1, 2, 3),
+    aten.slice_scatter.default: (0, 2, 3, 4),
+}
+_SLICE_DEFAULTS = (0, None, None)
+
+
+def clamp_slice_ends(gm: tfx.GraphModule) -> int:
+    """Clamp ``slice``/``slice_scatter`` bounds past the sliced dimension to its size, in place.
+
+    ``x[:, n:, :]`` records its end as INT64_MAX; its backward is a ``slice_scatter`` with that
+    end, and upstream torch-mlir's StableHLO lowering of it grew past 17 GB (and 2.4 GB then a
+    failure under a 6 GB cap, measured here). Python slicing clamps the same bounds, so the
+    clamped op is the same op. Returns how many bounds were clamped.
+    """
+    clamped = 0
+    for node in gm.graph.nodes:
+        spec = _SLICES.get(node.target) if node.op == "call_function" else None
+        if spec is None:
+            continue
+        source, dim_at, start_at, end_at = spec
+        args = list(node.args)
+        value = args[source].meta.get("val") if isinstance(args[source], tfx.Node) else None
+        if not isinstance(value, torch.Tensor):
+            continue
+        while len(args) <= end_at:
+            args.append(_SLICE_DEFAULTS[len(args) - dim_at])
+        dim = args[dim_at] if isinstance(args[dim_at], int) else 0
+        size = value.shape[dim]
+        if not isinstance(size, int):
+            continue  # a symbolic size: reported as such, nothing to clamp against
+        for at in (start_at, end_at):
+            bound = args[at]
+            if isinstance(bound, int) and bound > size:
+                args[at] = size
+                clamped += 1
+        node.args = tuple(args)
+    if clamped:
+        gm.recompile()
+    return clamped
+
+
 def prepare(gm: tfx.GraphModule) -> tfx.GraphModule:
     """The graph as the importer should see it: None outputs stripped, pool strides spelled out,
-    input mutations returned instead of copied in place. Always a copy: the caller runs ``gm``."""
+    input mutations returned instead of copied in place, slice bounds clamped. Always a copy:
+    the caller runs ``gm``."""
     ready = strip_none_outputs(gm)
     if ready is gm:
         ready = copy.deepcopy(gm)
     normalize_pool_strides(ready)
     returned_input_mutations(ready)
+    clamp_slice_ends(ready)
     return ready
 
 
@@ -270,8 +406,9 @@ def single_op_module(node: tfx.Node) -> tfx.GraphModule:
     return tfx.GraphModule(torch.nn.Module(), graph)
 
 
-def failing_nodes(gm: tfx.GraphModule) -> list[tuple[tfx.Node, str]]:
-    """Every ATen node that does not lower on its own (one check per distinct op and signature)."""
+def failing_nodes(gm: tfx.GraphModule, exceeded_only: bool = False) -> list[tuple[tfx.Node, str]]:
+    """Every ATen node that does not lower on its own (one check per distinct op and signature),
+    each under the lowering budget; ``exceeded_only``: those whose lowering exceeded it."""
     failures: list[tuple[tfx.Node, str]] = []
     seen: dict[str, Lowered] = {}
     for node in gm.graph.nodes:
@@ -282,10 +419,12 @@ def failing_nodes(gm: tfx.GraphModule) -> list[tuple[tfx.Node, str]]:
         key = f"{node.target}|{_signature(node)}"
         if key not in seen:
             try:
-                seen[key] = lower(single_op_module(node))
+                one = single_op_module(node)
             except Exception:  # building the one-op graph failed: cannot judge this node alone
                 seen[key] = Lowered(True)
-        if not seen[key].ok:
+            else:
+                seen[key] = lower_bounded(one)
+        if not seen[key].ok and (seen[key].exceeded or not exceeded_only):
             failures.append((node, seen[key].error))
     return failures
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from porter.check import analyze, parity
 from porter.check.report import ERROR, INFO, CheckReport, Finding, Parity
-from porter.check.runner import RunResult, RunSpec, run
+from porter.check.runner import RunResult, RunSpec, run, spawns_ranks
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -35,6 +35,7 @@ class CheckOptions:
     bisect: bool = False
     strict: bool = False
     seed: int = 0
+    allow_eager: bool = False
 
 
 def real_device_available() -> bool:
@@ -81,7 +82,9 @@ def run_check(options: CheckOptions) -> CheckReport:
             _spec(options, options.script, "port", target, semantic=True, dump=False),
             _spec(options, options.against, "original", "emulated", semantic=True, dump=False),
         ]
-    with ThreadPoolExecutor(max_workers=PARALLEL_RUNS) as pool:
+    # Scripts that spawn their ranks often pin MASTER_PORT themselves: their runs take turns.
+    pinned = any(spawns_ranks(s.script) for s in specs) and options.nproc > 1
+    with ThreadPoolExecutor(max_workers=1 if pinned else PARALLEL_RUNS) as pool:
         results = list(pool.map(run, specs))
     report_parity = _parity(options, results[0], *results[1:]) if options.against else None
     return build_report(options, target, results[0], report_parity, time.perf_counter() - started)
@@ -107,7 +110,8 @@ def _parity(
         if compiled
         else (parity.SEMANTIC_RTOL_EAGER, "SEMANTIC_RTOL_EAGER")
     )
-    semantic_note = "" if not _crashed(port_semantic) else "the port crashed in the fp32 run"
+    semantic_note = _no_loss_reason(port_semantic, "port (fp32 run)") or _no_loss_reason(original_semantic, "original (fp32 run)")
+    precision_note = _no_loss_reason(main, "port") or _no_loss_reason(original_written, "original")
     passes = (
         parity.compare(
             "semantic (fp32, dropout off)", rname, rtol,
@@ -115,14 +119,48 @@ def _parity(
         ),
         parity.compare(
             "precision (as written)", "PRECISION_RTOL", parity.PRECISION_RTOL,
-            analyze.losses_by_step(main.record), analyze.losses_by_step(original_written.record),
+            analyze.losses_by_step(main.record), analyze.losses_by_step(original_written.record), precision_note,
         ),
     )
     return Parity(original=options.against, passes=passes, notes=notes)
 
 
-def _crashed(result: RunResult) -> bool:
-    return result.timed_out or result.record is None or result.record.get("status") == "crashed"
+def _counter_note(counter: str | None, record: dict) -> str:
+    if counter == "optimizer.step()":
+        return "steps counted by optimizer.step() (optimizer step hooks)"
+    if counter == "backward()":
+        return "steps counted by backward() calls: the script made no torch.optim optimizer (a hand-written update)"
+    return f"no step counted: no optimizer.step() and no backward() ran ({record.get('backward_calls', 0)} backward call(s))"
+
+
+def _nothing_compiled(record: dict, allow_eager: bool) -> Finding:
+    """No graph reached the backend: the check verified no compile, whatever else it saw."""
+    if record.get("compile_calls"):
+        message = "torch.compile was called but no compiled region ran: nothing was compiled"
+    else:
+        message = "no torch.compile in the script: nothing was compiled (the port runs eagerly, op by op)"
+    if allow_eager:
+        return Finding(kind="nothing-compiled", severity=INFO, message=message + " (allowed by --allow-eager)")
+    return Finding(kind="nothing-compiled", severity=ERROR, message=message + "; pass --allow-eager if that is intended",
+                   rule=analyze.RULE_COMPILE_INSERT)
+
+
+def _no_loss_reason(result: RunResult, who: str) -> str:
+    """Why a run gave parity nothing to compare ("" when it has losses)."""
+    record = result.record or {}
+    if result.record is not None and record.get("losses"):
+        return ""
+    if result.timed_out:
+        return f"the {who} timed out"
+    if result.record is None:
+        return f"the {who}'s run produced no result"
+    status = record.get("status")
+    if status == "crashed":
+        error = record.get("error") or {}
+        return f"the {who} crashed ({error.get('type')}: {str(error.get('message'))[:200]})"
+    if not record.get("backward_calls"):
+        return f"the {who} stopped after {record.get('steps', 0)} step(s) ({status}): no backward() ran"
+    return f"no loss captured in the {who}: backward() ran {record.get('backward_calls')} time(s), never on a one-element tensor"
 
 
 def _cannot_run(result: RunResult) -> str | None:
@@ -143,10 +181,17 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
     findings = analyze.findings_of(record, options.script, "port") if main.record else []
     steps_run = int(record.get("steps", 0))
     notes = list(record.get("notes", []))
-    if main.record and not record.get("compile_calls"):
-        notes.append("no torch.compile in the script: eager mode; the emulated front end verified no graph")
+    counter = record.get("step_counter")
+    if main.record:
+        notes.append(_counter_note(counter, record))
+    if main.record and crash is None and not record.get("graphs"):
+        findings.append(_nothing_compiled(record, options.allow_eager))
     if record.get("status") == "completed" and steps_run < options.steps:
-        notes.append(f"the script finished after {steps_run} optimizer step(s), before --steps {options.steps}")
+        notes.append(f"the script finished after {steps_run} step(s) ({counter or 'no step counted'}), before --steps {options.steps}")
+    if target == "emulated":
+        notes.append("CPU fallback ops: unknown here. The emulated device runs every op on the CPU, so it "
+                     "cannot tell which ops TorchNeuron would fall back to the CPU for; "
+                     "--target device reports torch_neuronx.get_fallback_ops()")
     if options.nproc > 1:
         statuses = [r.get("status") if r else "no result" for r in main.ranks]
         notes.append(f"{options.nproc} processes (gloo): rank statuses {statuses}; findings are rank 0's")
@@ -161,8 +206,10 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
                         f"(tolerance {p.tolerance_name} = {p.rtol:g})",
                     )
                 )
+            elif p.verdict == "no-verdict":
+                findings.append(Finding(kind="parity", severity=ERROR, message=f"{p.name}: no verdict: {p.note}"))
         if report_parity.no_verdict_reason:
-            findings.append(Finding(kind="parity", severity=INFO, message=report_parity.no_verdict_reason))
+            findings.append(Finding(kind="parity", severity=ERROR, message=report_parity.no_verdict_reason))
     order = {ERROR: 0, "warning": 1, "unverified": 2, INFO: 3}
     findings.sort(key=lambda f: (order.get(f.severity, 4), f.file or "", f.line or 0, f.kind))
     provisional = CheckReport(
@@ -175,9 +222,12 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
         exit_code, verdict = EXIT_FINDINGS, "findings fail the check"
     else:
         exit_code = EXIT_OK
-        verdict = "compiled" + (" and matched" if report_parity and report_parity.passes else "")
+        passes = report_parity.passes if report_parity is not None else ()
+        matched = bool(passes) and all(p.verdict == "match" for p in passes)
+        verdict = "compiled" + (" and matched" if matched else "")
         if not record.get("graphs"):
-            verdict = "ran on the emulated device (nothing compiled)" if target == "emulated" else "ran"
+            verdict = "ran eagerly on the emulated device (nothing compiled; --allow-eager)" if target == "emulated" else "ran eagerly (--allow-eager)"
+            verdict += " and matched" if matched else ""
     return CheckReport(
         script=options.script,
         target=target,
@@ -193,6 +243,8 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
         padding=analyze.padding_of(record),
         placements=analyze.placements_of(record),
         syncs_per_step=analyze.syncs_per_step(record, steps_run),
+        excused_syncs=analyze.excused_syncs(record, options.script),
+        step_counter=counter,
         losses=analyze.losses_by_step(main.record),
         parity=report_parity,
         crash=crash,

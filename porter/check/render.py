@@ -25,7 +25,8 @@ def render(report: CheckReport, console: Console | None = None) -> None:
     head = Text.assemble(
         ("porter check ", "bold"), (report.script, "cyan"),
         f"  target: {report.target} — {report.target_description}",
-        f"\nsteps: {report.steps_run} run of {report.steps_requested} requested   wall: {report.wall_s:.1f}s",
+        f"\nsteps: {report.steps_run} run of {report.steps_requested} requested"
+        f" (counted by {report.step_counter or 'nothing: no step ran'})   wall: {report.wall_s:.1f}s",
     )
     console.print(Panel(head, expand=False))
 
@@ -74,6 +75,8 @@ def render(report: CheckReport, console: Console | None = None) -> None:
 
     syncs = ", ".join(f"{k}: {v:g}" for k, v in report.syncs_per_step.items())
     console.print(f"Host syncs — {syncs or 'none'}", markup=False)
+    for e in report.excused_syncs:
+        console.print(f"  excused: `{e['kind']}` at {_loc(e['file'], e['line'])} x{e['count']} — {e['reason']}", markup=False)
     placements = ", ".join(f"{k}: {v}" for k, v in report.placements.items())
     console.print(f"Placements — {placements or 'none'}", markup=False)
     if report.losses:

@@ -139,6 +139,9 @@ class CheckReport:
     padding: Padding | None = None
     placements: dict[str, int] = field(default_factory=dict)
     syncs_per_step: dict[str, float] = field(default_factory=dict)
+    # per-step syncs that are not findings: {file, line, kind, reason (interval or marker), count}
+    excused_syncs: tuple[dict[str, Any], ...] = ()
+    step_counter: str | None = None  # what --steps counted: "optimizer.step()" | "backward()"
     losses: tuple[float | None, ...] = ()
     parity: Parity | None = None
     crash: Crash | None = None

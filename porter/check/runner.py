@@ -8,6 +8,8 @@ process group.
 
 from __future__ import annotations
 
+import ast
+import glob
 import json
 import os
 import signal
@@ -42,6 +44,7 @@ class RunSpec:
     bisect: bool = False
     cwd: str | None = None
     extra_path: tuple[str, ...] = ()
+    extra_env: tuple[tuple[str, str], ...] = ()  # set last (tests; a launcher's variables)
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,31 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def spawns_ranks(script: str) -> bool:
+    """True when the script starts its ranks itself (``mp.spawn``, ``start_processes``): it is then
+    launched once, with LOCAL_WORLD_SIZE=N so that ``device_count()`` says how many to start."""
+    try:
+        with open(script, encoding="utf-8", errors="replace") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in ("spawn", "start_processes") and _from_multiprocessing(func):
+                return True
+    return False
+
+
+def _from_multiprocessing(func: ast.expr) -> bool:
+    """``mp.spawn`` / ``torch.multiprocessing.spawn`` / a bare ``spawn`` (imported by name)."""
+    if isinstance(func, ast.Name):
+        return True
+    text = ast.unparse(func.value) if isinstance(func, ast.Attribute) else ""
+    return text in ("mp", "tmp", "torch_mp", "multiprocessing") or text.endswith("multiprocessing")
+
+
 def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
     env = dict(os.environ)
     path = [PORTER_ROOT, *spec.extra_path]
@@ -70,6 +98,7 @@ def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
         path.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["PYTHONUNBUFFERED"] = "1"
+    env.update(dict(spec.extra_env))
     if spec.target == "emulated":
         # Never autoload a real torch_neuronx into an emulated run.
         env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
@@ -96,7 +125,8 @@ def run(spec: RunSpec) -> RunResult:
     with tempfile.TemporaryDirectory(prefix="porter-check-") as work:
         port = _free_port()
         procs: list[tuple[subprocess.Popen[bytes], str, str, str]] = []
-        for rank in range(max(1, spec.nproc)):
+        launched = 1 if spawns_ranks(spec.script) else max(1, spec.nproc)
+        for rank in range(launched):
             config_path = os.path.join(work, f"config{rank}.json")
             result_path = os.path.join(work, f"result{rank}.json")
             out_path = os.path.join(work, f"stdout{rank}.txt")
@@ -113,6 +143,7 @@ def run(spec: RunSpec) -> RunResult:
                 "bisect": spec.bisect,
                 "cwd": spec.cwd or os.path.dirname(os.path.abspath(spec.script)),
                 "result_path": result_path,
+                "children_dir": os.path.join(work, f"children{rank}"),
             }
             with open(config_path, "w", encoding="utf-8") as handle:
                 json.dump(config, handle)
@@ -150,6 +181,9 @@ def run(spec: RunSpec) -> RunResult:
                     records.append(json.load(handle))
             except (OSError, json.JSONDecodeError):
                 records.append(None)
+        spawned = _spawned_records(work)
+        if spawned:
+            records = _adopt_ranks(records[0], spawned)
         first = procs[0]
         return RunResult(
             record=records[0],
@@ -160,3 +194,35 @@ def run(spec: RunSpec) -> RunResult:
             stderr=_tail(first[3]),
             ranks=tuple(records),
         )
+
+
+def _spawned_records(work: str) -> list[dict[str, Any]]:
+    """Records written by processes the script spawned itself (its ranks), rank 0 first."""
+    found = []
+    for path in glob.glob(os.path.join(work, "children*", "child-*.json")):
+        try:
+            with open(path, encoding="utf-8") as handle:
+                found.append(json.load(handle))
+        except (OSError, json.JSONDecodeError):
+            continue
+    return sorted(found, key=lambda r: (r.get("rank") is None, r.get("rank") or 0, r.get("pid") or 0))
+
+
+def _adopt_ranks(launcher: dict[str, Any] | None, spawned: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    """The spawned ranks did the training: their records are the run's, rank 0's first. The
+    launcher's crash (a rank raised: mp.spawn re-raises it) and compile calls stay the run's."""
+    merged: list[dict[str, Any] | None] = []
+    for child in spawned:
+        record = dict(child)
+        if launcher is not None:
+            if launcher.get("status") == "crashed":
+                record["status"], record["error"] = "crashed", launcher.get("error")
+            # the child re-ran the script's module level (as __mp_main__): its own calls, else the launcher's
+            record["compile_calls"] = child.get("compile_calls") or launcher.get("compile_calls", [])
+            record["notes"] = list(dict.fromkeys([*launcher.get("notes", []), *child.get("notes", []),
+                                                   f"{len(spawned)} rank(s) spawned by the script; findings are rank {spawned[0].get('rank')}'s"]))
+            for key in ("wall_s", "script_s", "torch", "torch_mlir"):
+                record.setdefault(key, launcher.get(key))
+            record["launcher_status"] = launcher.get("status")
+        merged.append(record)
+    return merged

@@ -3,8 +3,10 @@
 A host sync at step >= 1 is *per-step* (a finding) unless
 - it sits inside a logging-interval branch: an ``if`` whose test uses ``%`` (``if step % 10 == 0``),
   anywhere up the user's call stack, or
-- porter marked the line as a deliberate control-flow sync: a ``# porter: NRN6xx`` review comment on
-  the line above (or at the end of the line itself).
+- porter marked the line as a deliberate sync: a ``# porter: NRN602`` marker (the sync feeds
+  control flow; host_sync.py's HostSyncControlFlow) or a marker that names control flow or a
+  logging interval, on the line above or at the end of the line itself.
+Any other ``# porter: NRN6xx`` marker (NRN605, NRN606, NRN607) says "fix this": it excuses nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import ast
 import functools
 import re
 
-MARKER = re.compile(r"#\s*porter:\s*NRN6\d\d")
+MARKER = re.compile(r"#\s*porter:\s*(NRN6\d\d)\b(.*)")
+# What a deliberate sync's marker says (rules/host_sync.py writes "... feeds control flow: ...").
+DELIBERATE = re.compile(r"control flow|logging interval", re.I)
 
 
 @functools.lru_cache(maxsize=256)
@@ -48,13 +52,29 @@ def _has_mod(test: ast.expr) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
 
 
-def marked(path: str, line: int) -> bool:
-    """True when a ``# porter: NRN6xx`` marker is on the line above or on the line itself."""
+def marker(path: str, line: int) -> str | None:
+    """The ``# porter: NRN6xx ...`` marker on the line above or on the line itself, or None."""
     lines = _lines(path)
     for number in (line - 1, line):
-        if 1 <= number <= len(lines) and MARKER.search(lines[number - 1]):
-            return True
-    return False
+        if 1 <= number <= len(lines):
+            match = MARKER.search(lines[number - 1])
+            if match:
+                return match.group(0).lstrip("# ").strip()
+    return None
+
+
+def deliberate(text: str) -> bool:
+    """True for a marker that says the sync is deliberate (control flow, a logging interval)."""
+    match = MARKER.search("# " + text)
+    if match is None:
+        return False
+    return match.group(1) == "NRN602" or bool(DELIBERATE.search(match.group(2)))
+
+
+def marked(path: str, line: int) -> bool:
+    """True when a deliberate-sync marker is on the line above or on the line itself."""
+    found = marker(path, line)
+    return found is not None and deliberate(found)
 
 
 def excused(stack: list[tuple[str, int]]) -> str | None:
@@ -62,8 +82,18 @@ def excused(stack: list[tuple[str, int]]) -> str | None:
     for file, line in stack:
         if line in interval_lines(file):
             return "logging interval"
-        if marked(file, line):
-            return "marked by porter (control flow)"
+        found = marker(file, line)
+        if found is not None and deliberate(found):
+            return f"marked deliberate: {found}"
+    return None
+
+
+def review_marker(stack: list[tuple[str, int]]) -> str | None:
+    """A "fix this" marker (NRN605/606/607) on the sync's stack: shown with the finding."""
+    for file, line in stack:
+        found = marker(file, line)
+        if found is not None and not deliberate(found):
+            return found
     return None
 
 

@@ -28,9 +28,19 @@ Exit codes:
   0  compiled (and, with --against, matched); "not verified" graphs (known upstream
      torch-mlir gaps) are listed but do not fail unless --strict
   1  findings fail the check: lowering failures outside the known-gap table, symbolic shapes,
-     graph breaks under fullgraph=True, recompiles after warm-up, per-step host syncs,
-     CPU/neuron mixing, CUDA left in the port, no tensor on the neuron device, parity mismatch
+     graph breaks under fullgraph=True, recompiles after warm-up, per-step host syncs
+     (a `# porter: NRN6xx` marker excuses one only when it says the sync is deliberate:
+     control flow, a logging interval), CPU/neuron mixing, CUDA left in the port, no tensor
+     on the neuron device, nothing compiled (unless --allow-eager), parity mismatch or a
+     parity pass with no verdict, GradScaler with a fused optimizer
   2  the script crashed (traceback shown, mapped to its line) or timed out; bad usage
+
+\b
+Steps: counted by optimizer.step(); a script that makes no optimizer (hand-written updates)
+is counted by backward() calls. The report says which.
+Distributed: --nproc N starts N ranks (RANK/LOCAL_RANK/WORLD_SIZE set); a script that starts
+its own ranks (mp.spawn) is started once and sees N devices. The emulated `neuron` collective
+backend runs on gloo.
 """
 
 
@@ -38,7 +48,7 @@ Exit codes:
 @click.argument("script", type=click.Path(exists=True, dir_okay=False))
 @click.argument("script_args", nargs=-1, type=click.UNPROCESSED)
 @click.option("--steps", type=click.IntRange(min=1), default=3, show_default=True,
-              help="Stop the script after N optimizer steps (step 0 is warm-up).")
+              help="Stop the script after N steps: optimizer steps, or backward() calls when it makes no optimizer (step 0 is warm-up).")
 @click.option("--target", type=click.Choice(["emulated", "device", "auto"]), default="auto", show_default=True,
               help="Where to run: emulated neuron device on CPU, a real Neuron device, or pick automatically.")
 @click.option("--against", "against", type=click.Path(exists=True, dir_okay=False), default=None,
@@ -49,13 +59,16 @@ Exit codes:
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, writable=True), default=None,
               help="Write the full report as JSON to FILE ('-' for stdout).")
 @click.option("--nproc", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Run N processes of a distributed script (RANK/WORLD_SIZE set; the emulated target uses gloo).")
+              help="Run N ranks of a distributed script (RANK/LOCAL_RANK/WORLD_SIZE set; a script that calls "
+                   "mp.spawn is started once and sees N devices). The emulated `neuron` backend runs on gloo.")
 @click.option("--dump", "dump_dir", type=click.Path(file_okay=False), default=None,
               help="Write every graph (Dynamo FX, AOT forward/backward FX, StableHLO or the lowering error) to DIR.")
 @click.option("--bisect", is_flag=True, default=False,
               help="When a graph fails to lower, name the submodule and source line of each failing op.")
 @click.option("--strict", is_flag=True, default=False,
               help="Also fail on warnings (graph breaks without fullgraph, float64) and on graphs not verified.")
+@click.option("--allow-eager", is_flag=True, default=False,
+              help="Do not fail when nothing was compiled (a port meant to run eagerly, op by op).")
 def command(
     script: str,
     script_args: tuple[str, ...],
@@ -68,6 +81,7 @@ def command(
     dump_dir: str | None,
     bisect: bool,
     strict: bool,
+    allow_eager: bool,
 ) -> int:
     from porter.check.orchestrate import CheckOptions, run_check
     from porter.check.render import render
@@ -83,6 +97,7 @@ def command(
         dump_dir=os.path.abspath(dump_dir) if dump_dir else None,
         bisect=bisect,
         strict=strict,
+        allow_eager=allow_eager,
     )
     if target == "device":
         from porter.check.orchestrate import real_device_available

@@ -34,7 +34,7 @@ def check(script: str, *args: str, tmp_root: Path | None = None) -> tuple[int, d
         out_dir = Path(os.environ.get("PYTEST_CHECK_TMP", "/tmp")) / "porter-check-tests"
         out_dir.mkdir(parents=True, exist_ok=True)
         json_path = out_dir / (f"{abs(hash(key))}.json")
-        code = main(["check", str(SCRIPTS / script), *args, "--json", str(json_path)])
+        code = main(["check", str(SCRIPTS / script), "--json", str(json_path), *args])
         _CACHE[key] = (code, json.loads(json_path.read_text()))
     return _CACHE[key]
 

@@ -52,11 +52,14 @@ def test_shape_change_at_step_3_is_a_recompile_after_warmup() -> None:
 
 def test_data_dependent_branch_is_a_graph_break_under_fullgraph() -> None:
     code, report = check("graph_break.py", "--steps", "3")
-    assert code == 1
+    assert code == 2  # fullgraph=True is honoured: Dynamo raises at the break, as on the device
     breaks = findings(report, "graph-break")
-    assert [(f["file"], f["line"]) for f in breaks] == [("graph_break.py", marked_line("graph_break.py", "BREAK-LINE"))]
+    line = marked_line("graph_break.py", "BREAK-LINE")
+    assert [(f["file"], f["line"]) for f in breaks] == [("graph_break.py", line)]
     assert breaks[0]["severity"] == "error" and "fullgraph=True" in breaks[0]["message"]
     assert "Data-dependent" in breaks[0]["message"]
+    assert "Explanation:" in breaks[0]["message"] and "Hint:" in breaks[0]["message"]  # the whole reason
+    assert report["crash"]["line"] == line
 
 
 DUMP_DIR = Path(tempfile.gettempdir()) / "porter-check-tests" / "dump-lowering-fail"
@@ -64,8 +67,8 @@ DUMP_DIR = Path(tempfile.gettempdir()) / "porter-check-tests" / "dump-lowering-f
 
 def test_op_that_does_not_lower_is_named_with_its_line() -> None:
     shutil.rmtree(DUMP_DIR, ignore_errors=True)
-    code, report = check("lowering_fail.py", "--steps", "2", "--bisect", "--dump", str(DUMP_DIR))
-    assert code == 1
+    code, report = check("lowering_fail.py", "--steps", "2", "--bisect", "--dump", str(DUMP_DIR), "--", "--fallback")
+    assert code == 1 and report["crash"] is None  # fallback enabled: the graph ran eagerly
     (failure,) = findings(report, "lowering")
     assert "aten._fft_r2c" in failure["message"]
     assert failure["line"] == marked_line("lowering_fail.py", "FFT-LINE")
@@ -82,8 +85,23 @@ def test_op_that_does_not_lower_is_named_with_its_line() -> None:
     assert "stablehlo." in hlo
 
 
+def test_graph_that_does_not_lower_is_a_hard_error_without_fallback() -> None:
+    code, report = check("lowering_fail.py", "--steps", "2")
+    assert code == 2, report["findings"]  # TorchNeuron's default: a failing graph raises
+    assert "aten._fft_r2c" in report["crash"]["message"] and "fallback" in report["crash"]["message"]
+    (failure,) = findings(report, "lowering")
+    assert failure["line"] == marked_line("lowering_fail.py", "FFT-LINE")
+
+
+def test_fallback_switches() -> None:
+    from porter.check.harness.patches import fallback_enabled
+
+    assert not fallback_enabled(None) and fallback_enabled({"fallback_execution": True})
+    assert not fallback_enabled({"fallback_execution": False})
+
+
 def test_float64_on_device_is_reported_at_its_line() -> None:
-    code, report = check("float64.py", "--steps", "2")
+    code, report = check("float64.py", "--steps", "2", "--allow-eager")
     lines = {f["line"] for f in findings(report, "float64")}
     assert marked_line("float64.py", "F64-LINE") in lines
     assert code == 0  # a warning: fails only under --strict (see test_units for --strict)

@@ -41,7 +41,9 @@ def test_original_that_cannot_run_gives_no_verdict() -> None:
     code, report = check("mlp_ported.py", "--against", str(SCRIPTS / "needs_bnb.py"), "--steps", "2")
     assert report["parity"]["no_verdict_reason"] and "bitsandbytes" in report["parity"]["no_verdict_reason"]
     assert report["parity"]["passes"] == []
-    assert code == 0
+    # no parity verdict is not a pass: the check says so and does not exit 0
+    assert code == 1 and "matched" not in report["verdict"]
+    assert any(f["kind"] == "parity" and f["severity"] == "error" and "bitsandbytes" in f["message"] for f in report["findings"])
 
 
 def test_cannot_run_reason_names_cuda_only_imports() -> None:

@@ -39,7 +39,7 @@ def test_auto_is_emulated_without_a_real_torch_neuronx(monkeypatch: pytest.Monke
 def test_transformers_takes_its_trainium_branch() -> None:
     from conftest import check
 
-    code, report = check("hf_bf16_args.py", "--steps", "3")
+    code, report = check("hf_bf16_args.py", "--steps", "3", "--allow-eager")
     assert report["crash"] is None, report["crash"]
     assert code == 0, report["findings"]
     assert report["steps_run"] == 3
@@ -50,7 +50,7 @@ def test_transformers_takes_its_trainium_branch() -> None:
 def test_two_process_ddp_runs_on_gloo() -> None:
     from conftest import check
 
-    code, report = check("ddp_port.py", "--steps", "3", "--nproc", "2")
+    code, report = check("ddp_port.py", "--steps", "3", "--nproc", "2", "--allow-eager")
     assert report["crash"] is None, report["crash"]
     assert code == 0, report["findings"]
     assert any("ran on gloo" in n for n in report["notes"])

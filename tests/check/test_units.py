@@ -30,10 +30,25 @@ def test_interval_and_marker_lines(tmp_path: Path) -> None:
     assert source.interval_lines(str(path)) == frozenset({4, 5})
     assert source.marked(str(path), 7) and not source.marked(str(path), 9)
     assert source.excused([(str(path), 4)]) == "logging interval"
-    assert source.excused([(str(path), 7)]) == "marked by porter (control flow)"
+    assert source.excused([(str(path), 7)]) == "marked deliberate: porter: NRN602 .item() feeds control flow; runs a host sync every step"
     assert source.excused([(str(path), 9)]) is None
     # a sync in a helper called from the logging branch is excused through its caller's line
     assert source.excused([("/elsewhere/helper.py", 3), (str(path), 5)]) == "logging interval"
+
+
+def test_a_fix_this_marker_excuses_no_sync(tmp_path: Path) -> None:
+    path = tmp_path / "loop.py"
+    path.write_text(
+        "for step in range(9):\n"
+        "    # porter: NRN606 loss.item() syncs with the host every step; keep it on device or read it every N steps\n"
+        "    log(loss.item())\n"
+        "    # porter: NRN607 per-step print syncs with the host; add a step counter and run it every N steps\n"
+        "    print(loss.item())\n"
+        "    x = loss.item()  # porter: NRN699 checked at a logging interval by hand\n"
+    )
+    assert source.excused([(str(path), 3)]) is None and source.excused([(str(path), 5)]) is None
+    assert source.review_marker([(str(path), 3)]).startswith("porter: NRN606")
+    assert source.excused([(str(path), 6)]) == "marked deliberate: porter: NRN699 checked at a logging interval by hand"
 
 
 def test_per_step_syncs_only_after_warmup_and_unexcused(tmp_path: Path) -> None:
@@ -53,6 +68,8 @@ def test_per_step_syncs_only_after_warmup_and_unexcused(tmp_path: Path) -> None:
     assert [(f.kind, f.line, f.count, f.severity) for f in found] == [("host-sync", 9, 2, ERROR)]
     rates = analyze.syncs_per_step(record, 3)
     assert rates["warm-up (step 0)"] == 1 and rates["per step (findings)"] == 1.0
+    excused = analyze.excused_syncs(record, str(path))
+    assert [(e["line"], e["reason"].split(":")[0]) for e in excused] == [(4, "logging interval"), (7, "marked deliberate")]
 
 
 def test_report_is_json_serialisable_and_strict_widens_failures() -> None:

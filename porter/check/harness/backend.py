@@ -29,13 +29,24 @@ class NeuronEmulatedBackend:
 
     __name__ = "neuron"
 
-    def __init__(self, dump_dir: str | None = None, bisect: bool = False) -> None:
+    def __init__(self, dump_dir: str | None = None, bisect: bool = False, fallback: bool = True) -> None:
         self.dump_dir = dump_dir
         self.bisect = bisect
+        self.fallback = fallback
         self._table: dict[Any, Any] | None = None
+        self._shared: NeuronEmulatedBackend | None = None
+
+    def with_fallback(self, fallback: bool) -> "NeuronEmulatedBackend":
+        """This backend for one ``torch.compile`` call: with fallback off (TorchNeuron's default),
+        a graph that does not lower raises, as the device's compile does."""
+        other = NeuronEmulatedBackend(self.dump_dir, self.bisect, fallback)
+        other._shared = self
+        return other
 
     @property
     def table(self) -> dict[Any, Any]:
+        if self._shared is not None:
+            return self._shared.table
         if self._table is None:
             self._table = lowering.decomposition_table()
         return self._table
@@ -98,19 +109,28 @@ class NeuronEmulatedBackend:
         def compile_graph(gm: tfx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
             from functorch.compile import make_boxed_func
 
-            self._record(kind, gm, example_inputs, state)
+            graph = self._record(kind, gm, example_inputs, state)
+            if graph["status"] == "failed" and not self.fallback:
+                ops = ", ".join(f"`{op['op']}`" + (f" at {os.path.basename(op['file'])}:{op['line']}" if op.get("file") else "")
+                                for op in graph["failed_ops"])
+                raise RuntimeError(
+                    f"neuron backend: the {kind} graph of {graph['region']} did not compile ({ops} did not lower to "
+                    "StableHLO; emulated with upstream torch-mlir). TorchNeuron raises here unless fallback is "
+                    "enabled: TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION=0 or torch.compile(..., "
+                    "options={'fallback_execution': True})"
+                )
             return make_boxed_func(gm.forward)
 
         return compile_graph
 
-    def _record(self, kind: str, gm: tfx.GraphModule, example_inputs: Sequence[Any], state: dict[str, Any]) -> None:
+    def _record(self, kind: str, gm: tfx.GraphModule, example_inputs: Sequence[Any], state: dict[str, Any]) -> dict[str, Any]:
         _counter["graph"] += 1
         graph_id = _counter["graph"]
         ready = lowering.prepare(gm)
-        result = lowering.lower(ready)
+        result = lowering.lower_bounded(ready)
         failed_ops: list[dict[str, Any]] = []
         if not result.ok:
-            for node, error in lowering.failing_nodes(ready):
+            for node, error in lowering.failing_nodes(ready, exceeded_only=result.exceeded is not None):
                 file, line = lowering.node_location(node)
                 failed_ops.append(
                     {
@@ -125,7 +145,13 @@ class NeuronEmulatedBackend:
                 )
         if not result.ok and not failed_ops:
             failed_ops.append({"op": _op_from_error(result.error), "error": result.error, "file": None, "line": None, "module": None})
-        status = "lowered" if result.ok else ("unverified" if all(gaps.is_known_gap(f["op"]) for f in failed_ops) else "failed")
+        if result.exceeded:
+            # the lowering hit its budget: not verified (never the script's failure, never a pass)
+            status = "unverified"
+            if not failed_ops:
+                failed_ops.append({"op": "<whole graph>", "error": result.error, "file": None, "line": None, "module": None})
+        else:
+            status = "lowered" if result.ok else ("unverified" if all(gaps.is_known_gap(f["op"]) for f in failed_ops) else "failed")
         STATE.graphs.append(
             {
                 "graph_id": graph_id,
@@ -141,12 +167,14 @@ class NeuronEmulatedBackend:
                 "status": status,
                 "error": None if result.ok else result.error,
                 "failed_ops": failed_ops,
+                "exceeded": result.exceeded,
             }
         )
         if self.dump_dir:
             stem = f"{_safe(state['compile_id'])}_{graph_id:03d}_{kind}"
             self._write(f"{stem}.aot.fx.txt", gm.print_readable(print_output=False))
             self._write(f"{stem}.stablehlo.mlir" if result.ok else f"{stem}.lowering-error.txt", result.text or result.error)
+        return STATE.graphs[-1]
 
     def _write(self, name: str, text: str) -> None:
         assert self.dump_dir is not None

@@ -16,7 +16,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from porter.check.harness import neuron_module
-from porter.check.harness.state import STATE, quiet, user_location, user_stack
+from porter.check.harness.state import STATE, backward_done, quiet, user_location, user_stack
 
 TAG = "_porter_dev"
 _HOOKED = "_porter_grad_hooked"
@@ -113,7 +113,7 @@ class DeviceMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _DEVICE_GETTER:
             dev = dev_of(args[0])
-            if dev is not None:
+            if dev is not None and not _asked_by_mesh_code():
                 return torch.device(dev, neuron_module._current if dev == "neuron" else 0)
             return func(*args)
         if STATE.is_quiet():
@@ -140,7 +140,9 @@ class DeviceMode(TorchFunctionMode):
             return args[0]  # CPU-only builds raise here; a host buffer is already "pinned" enough
         if func is T.backward or func is torch.autograd.backward:
             self._capture_loss(args, kwargs)
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
+            backward_done()
+            return out
 
         placed = None
         dev = kwargs.get("device")
@@ -179,7 +181,7 @@ class DeviceMode(TorchFunctionMode):
                             plain = True
         if tagged is None:
             return
-        if plain and func not in MIXING_OK:
+        if plain and func not in MIXING_OK and not _asked_by_mesh_code():  # FSDP2's own CPU-mesh buffers
             file, line = user_location()
             STATE.mixing[(_name(func), file, line)] += 1
         self._tag_outputs(out, tagged, func)
@@ -276,6 +278,23 @@ class DeviceMode(TorchFunctionMode):
         STATE.losses.append((STATE.steps, value))
 
 
+# Code that works on a CPU device mesh (patches.patch_device_mesh): it must see the real device.
+_MESH_CODE = ("torch.distributed.fsdp", "torch.distributed.tensor")
+
+
+# Dispatch plumbing between a caller and the mode (custom ops, overrides, decorators).
+_PLUMBING = ("porter.check", "torch._ops", "torch.overrides", "torch._library", "torch.utils._contextlib")
+
+
+def _asked_by_mesh_code() -> bool:
+    import sys
+
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith(_PLUMBING):
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__", "").startswith(_MESH_CODE)
+
+
 def _caller_in_torch() -> bool:
     """True when the first frame outside the harness belongs to the torch package."""
     import sys
@@ -324,6 +343,9 @@ class ObserveMode(TorchFunctionMode):
                 return func(*args, **kwargs)
         if func is T.backward or func is torch.autograd.backward:
             DeviceMode._capture_loss(self, args, kwargs)  # type: ignore[arg-type]
+            out = func(*args, **kwargs)
+            backward_done()
+            return out
         out = func(*args, **kwargs)
         if not STATE.reached_device and isinstance(out, torch.Tensor):
             with quiet():

@@ -15,7 +15,8 @@ import re
 from porter.check.harness.state import STATE, user_location
 
 _BREAK = re.compile(r"Graph break .*?in user code at (.+?):(\d+)")
-_REASON = re.compile(r"Graph Break Reason: (.+)")
+# the whole reason: its first line, Explanation and Hints, up to the user code traceback
+_REASON = re.compile(r"Graph Break Reason: (.+?)(?:\n\s*User code traceback:|\Z)", re.S)
 _RECOMPILE = re.compile(r"Recompiling function (\S+) in (.+?):(\d+)")
 _GUARD = re.compile(r"^\s*-\s*(\d+/\d+): (.+)$", re.M)
 
@@ -39,7 +40,7 @@ class DynamoLogHandler(logging.Handler):
                 {
                     "file": file,
                     "line": line,
-                    "reason": reason.group(1).strip() if reason else message.splitlines()[0][:300],
+                    "reason": _full_reason(reason.group(1)) if reason else message.splitlines()[0][:300],
                     "step": STATE.steps,
                 }
             )
@@ -61,6 +62,11 @@ class DynamoLogHandler(logging.Handler):
                     "step": STATE.steps,
                 }
             )
+
+
+def _full_reason(text: str) -> str:
+    lines = [ln.rstrip() for ln in text.strip().splitlines()]
+    return "\n".join(ln for ln in lines if ln.strip())[:2000]
 
 
 def _library(path: str) -> bool:

@@ -2,7 +2,8 @@
 
 Sets up the target (emulated neuron device for a port, emulated CUDA for an original, or observation
 only on a real Neuron device), seeds every RNG, runs the script as ``__main__`` with its own argv and
-working directory, stops it after ``steps`` optimizer steps, and writes the raw record as JSON.
+working directory, stops it after ``steps`` steps (optimizer steps; backward() calls when the script
+makes no optimizer), and writes the raw record as JSON.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import runpy
 import sys
 import time
 import traceback
 from typing import Any
 
-from porter.check.harness.state import STATE, StopRun, dump
+from porter.check.harness.state import STATE, StopRun, dump, optimizer_stepped
 
 STANDIN_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "standin")
 
@@ -35,11 +37,23 @@ def _seed(seed: int) -> None:
 
 
 def _step_hook(optimizer: Any, args: Any, kwargs: Any) -> None:
-    key = id(optimizer)
-    STATE.per_optimizer[key] = STATE.per_optimizer.get(key, 0) + 1
-    STATE.steps = max(STATE.per_optimizer.values())
-    if STATE.steps >= STATE.max_steps:
-        raise StopRun()
+    optimizer_stepped(id(optimizer))
+
+
+def _count_optimizers() -> None:
+    """Remember that the script made an optimizer: steps are then its ``step()`` calls."""
+    import functools
+
+    import torch
+
+    original = torch.optim.Optimizer.__init__
+
+    @functools.wraps(original)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        STATE.optimizers_made += 1
+        original(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = __init__  # type: ignore[method-assign]
 
 
 def _setup_emulated_port(config: dict[str, Any]) -> Any:
@@ -52,6 +66,7 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     torch.utils.rename_privateuse1_backend("neuron")
     torch._register_device_module("neuron", neuron_module.build())
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=False)
+    _register_hooks()
     backend = NeuronEmulatedBackend(dump_dir=config.get("dump_dir"), bisect=bool(config.get("bisect")))
     from torch._dynamo.backends.registry import _BACKENDS, register_backend
 
@@ -61,12 +76,25 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     patches.patch_autocast(emulated=("neuron",), foreign=("cuda",), disable=semantic)
     patches.patch_grad_scaler(emulated=("neuron",), foreign=("cuda",))
     patches.patch_compile("port", backend)
-    patches.patch_distributed()
+    patches.patch_distributed("port")
+    patches.patch_device_mesh("neuron")
+    patches.patch_accelerator("neuron")
     patches.record_cuda_namespace()
     if semantic:
         patches.disable_dropout()
     sys.path.insert(0, STANDIN_DIR)  # the stand-in torch_neuronx, for this script only
     return DeviceMode("neuron", foreign=("cuda",))
+
+
+def _register_hooks() -> None:
+    """PrivateUse1 hooks and device guard from Python, as torch's Python-backend registration
+    does (``torch.utils.backend_registration._setup_privateuseone_for_python_backend``): torch's
+    own ``_get_accelerator()`` (FSDP2's default mesh, DTensor) asks for them."""
+    import torch
+    from torch.utils.backend_registration import _DummyDeviceGuard, _DummyPrivateUse1Hook
+
+    torch._C._acc.register_python_privateuseone_hook(_DummyPrivateUse1Hook())
+    torch._C._acc.register_python_privateuseone_device_guard(_DummyDeviceGuard())
 
 
 def _setup_emulated_original(config: dict[str, Any]) -> Any:
@@ -78,7 +106,9 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_autocast(emulated=("cuda",), foreign=(), disable=semantic)
     patches.patch_grad_scaler(emulated=("cuda",), foreign=())
     patches.patch_compile("original", None)
-    patches.patch_distributed()
+    patches.patch_distributed("original")
+    patches.patch_device_mesh("cuda")
+    patches.patch_accelerator("cuda")
     if semantic:
         patches.disable_dropout()
     return DeviceMode("cuda")
@@ -97,7 +127,8 @@ def _setup_plain(config: dict[str, Any]) -> Any:
     patches.patch_autocast(emulated=("neuron",), foreign=("cuda",), disable=False)
     patches.patch_grad_scaler(emulated=("neuron",), foreign=("cuda",))
     patches.patch_compile("original", None)
-    patches.patch_distributed()
+    patches.patch_distributed("plain")
+    patches.patch_accelerator("neuron")
     sys.path.insert(0, STANDIN_DIR)
     return MapOnlyMode()
 
@@ -150,6 +181,33 @@ def _skip_harness_frames() -> None:
                     eval_frame.skip_code(code)
 
 
+_USER_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _record_fullgraph_break(exc: BaseException) -> None:
+    """A graph break under ``fullgraph=True`` raised (as it does on the device): record it as the
+    graph break it is, at the user's line, with Dynamo's whole reason."""
+    try:
+        from torch._dynamo.exc import Unsupported
+    except ImportError:
+        return
+    if not isinstance(exc, Unsupported):
+        return
+    text = str(exc)
+    reason, _, trace = text.partition("from user code:")
+    trace = trace.split("Set TORCHDYNAMO_VERBOSE")[0]
+    file, line = "<unknown>", 0
+    for found_file, found_line in _USER_FRAME.findall(trace):
+        file, line = found_file, int(found_line)  # the innermost frame Dynamo names
+    stack = getattr(exc, "real_stack", None)
+    if line == 0 and stack:
+        file, line = stack[-1].filename, int(stack[-1].lineno or 0)
+    lines = [ln.rstrip() for ln in reason.strip().splitlines() if ln.strip()]
+    STATE.graph_breaks.append(
+        {"file": file, "line": line, "reason": "\n".join(lines)[:2000], "step": STATE.steps, "raised": True}
+    )
+
+
 def _frames(tb: Any) -> list[dict[str, Any]]:
     return [
         {"file": f.filename, "line": f.lineno, "name": f.name, "code": f.line or ""}
@@ -157,12 +215,12 @@ def _frames(tb: Any) -> list[dict[str, Any]]:
     ]
 
 
-def run(config: dict[str, Any]) -> dict[str, Any]:
-    """Run the script under the configured target; return the raw record."""
-    started = time.perf_counter()
-    STATE.max_steps = int(config.get("steps", 3))
-    import torch
+def setup(config: dict[str, Any]) -> Any:
+    """Everything a run needs before the script's first line; returns the mode to enter.
 
+    Used by the launched process and by every process the script spawns (harness/child.py).
+    """
+    STATE.max_steps = int(config.get("steps", 3))
     role = config.get("role", "port")
     target = config.get("target", "emulated")
     if target == "device":
@@ -181,11 +239,28 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     register_optimizer_step_post_hook(_step_hook)
-    _seed(int(config.get("seed", 0)))
+    _count_optimizers()
+    if target == "emulated":
+        from porter.check.harness import child
 
+        child.propagate(config)
+    _seed(int(config.get("seed", 0)))
+    script = os.path.abspath(config["script"])
+    # the script's own folder first: its local packages, never the other run's
+    sys.path.insert(0, os.path.dirname(script))
+    return mode
+
+
+def run(config: dict[str, Any]) -> dict[str, Any]:
+    """Run the script under the configured target; return the raw record."""
+    started = time.perf_counter()
+    import torch
+
+    role = config.get("role", "port")
+    target = config.get("target", "emulated")
+    mode = setup(config)
     script = os.path.abspath(config["script"])
     sys.argv = [script, *config.get("args", [])]
-    sys.path.insert(0, os.path.dirname(script))
     os.chdir(config.get("cwd") or os.path.dirname(script))
     status, error = "completed", None
     script_started = time.perf_counter()
@@ -199,6 +274,7 @@ def run(config: dict[str, Any]) -> dict[str, Any]:
             status = "crashed"
             error = {"type": "SystemExit", "message": f"exit status {done.code}", "frames": _frames(done.__traceback__), "text": ""}
     except BaseException as exc:  # the script's own crash: report it, mapped to its line
+        _record_fullgraph_break(exc)
         status = "crashed"
         error = {
             "type": type(exc).__name__,

@@ -5,7 +5,10 @@ Each function here changes one torch entry point in the subprocess only, for one
 - GradScaler on an emulated device scales on the CPU, and remembers the unscaled loss;
 - ``torch.compile`` is recorded, then routed to the emulated ``neuron`` backend (port) or run eagerly
   (original: it is the semantic baseline, and Inductor on a CPU-only torch asserts on CUDA RNG);
-- ``init_process_group("neuron"|"nccl")`` runs on gloo, DDP drops ``device_ids``;
+- a ``neuron`` collective backend (gloo underneath) is registered for the ``neuron`` device type;
+  ``nccl`` runs on gloo; ``device_id``/``device_ids`` are checked and dropped; device meshes of the
+  emulated device are CPU meshes (FSDP2, DTensor);
+- ``torch.accelerator`` answers for the emulated device; ``Module.to(0)`` names it in an original;
 - ``torch.cuda.*`` is emulated for an original, and recorded as a finding in a port;
 - dropout is an identity in the semantic pass (compiled graphs draw random numbers differently).
 """
@@ -13,6 +16,7 @@ Each function here changes one torch entry point in the subprocess only, for one
 from __future__ import annotations
 
 import functools
+import os
 import types
 from typing import Any, Callable
 
@@ -78,13 +82,36 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
             scaled._porter_unscaled = outputs
         return scaled
 
-    cls.__init__ = __init__
-    cls.scale = scale
+    original_step = cls.step
+
+    @functools.wraps(original_step)
+    def step(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
+        # Neuron's fused AdamW ignores grad_scale/found_inf (neuron-facts §0.1): on the device the
+        # update would be unscaled and never skipped; CPU's fused kernels honour them, so record it.
+        if "neuron" in emulated and self.is_enabled() and getattr(optimizer, "defaults", {}).get("fused"):
+            file, line = user_location()
+            STATE.fused_scaler[(type(optimizer).__name__, file, line)] += 1
+        return original_step(self, optimizer, *args, **kwargs)
+
+    cls.__init__ = __init__  # type: ignore[method-assign]
+    cls.scale = scale  # type: ignore[method-assign]
+    cls.step = step  # type: ignore[method-assign]
+
+
+def fallback_enabled(options: Any) -> bool:
+    """Did the user let a failing graph fall back to eager? TorchNeuron raises by default
+    (``TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION`` defaults to true; the ``fallback_execution``
+    compile option overrides it: neuron-facts §0.1, §5)."""
+    if isinstance(options, dict) and "fallback_execution" in options:
+        return bool(options["fallback_execution"])
+    return os.environ.get("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", "1").lower() in ("0", "false")
 
 
 def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: bool = False) -> None:
-    """Record every ``torch.compile`` call; port: use the emulated neuron backend, never crash on
-    ``fullgraph=True`` (graph breaks are findings); original: run eagerly."""
+    """Record every ``torch.compile`` call. Port, emulated: the emulated neuron backend, with
+    ``fullgraph`` as the user asked (a graph break under ``fullgraph=True`` raises, as on the
+    device) and a graph that does not lower raising unless fallback is enabled. Device target:
+    the user's backend; graph breaks are reported rather than raised. Original: run eagerly."""
     original = torch.compile
 
     def compile(model: Any = None, *args: Any, **kwargs: Any) -> Any:  # noqa: A001
@@ -104,8 +131,12 @@ def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: b
             if model is None:
                 return lambda fn: fn
             return model
-        kwargs["backend"] = backend if backend is not None else requested_backend
-        kwargs["fullgraph"] = False
+        if backend is not None and hasattr(backend, "with_fallback"):
+            kwargs["backend"] = backend.with_fallback(fallback_enabled(kwargs.get("options")))
+        else:
+            kwargs["backend"] = backend if backend is not None else requested_backend
+        if keep_options:
+            kwargs["fullgraph"] = False
         if not keep_options:  # the emulated backend takes neither (TorchNeuron ignores modes)
             kwargs.pop("mode", None)
             kwargs.pop("options", None)
@@ -116,18 +147,88 @@ def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: b
     torch.compile = compile  # type: ignore[assignment]
 
 
-def patch_distributed() -> None:
-    """``init_process_group("neuron"|"nccl")`` on gloo; DDP without ``device_ids`` (CPU modules)."""
+RUNTIME_BEFORE_INIT = "Neuron runtime should not be initialized before the init_process_group."
+MORE_THAN_ONE_CORE = "Attempted to have more than one device per process in distributed setup"
+
+
+def _visible_cores(value: str) -> int:
+    """How many cores ``NEURON_RT_VISIBLE_CORES`` names ("0", "0,1", "0-3")."""
+    count = 0
+    for part in value.split(","):
+        part = part.strip()
+        if "-" in part:
+            low, _, high = part.partition("-")
+            count += int(high) - int(low) + 1 if low.isdigit() and high.isdigit() else 1
+        elif part:
+            count += 1
+    return count
+
+
+def _neuron_process_group(store: Any, rank: int, size: int, timeout: Any) -> Any:
+    """The emulated ``neuron`` collective backend: gloo (the tensors live on the CPU).
+
+    Checks what TorchNeuron's own backend setup asserts (neuron-facts §0.1, §2): the runtime must
+    not have started (a tensor placed on the device) before ``init_process_group``, and each rank
+    of a distributed job sees one core.
+    """
+    import os
+
+    from torch.distributed import ProcessGroupGloo
+
+    if size > 1:
+        if STATE.reached_device:
+            raise AssertionError(RUNTIME_BEFORE_INIT)
+        cores = os.environ.get("NEURON_RT_VISIBLE_CORES")
+        if cores and _visible_cores(cores) > 1:
+            raise AssertionError(f"{MORE_THAN_ONE_CORE} (NEURON_RT_VISIBLE_CORES={cores})")
+    STATE.note("the `neuron` collective backend ran on gloo (emulation)")
+    return ProcessGroupGloo(store, rank, size, timeout)
+
+
+def _backend_name(backend: Any) -> str:
+    return str(backend).lower() if backend is not None else ""
+
+
+def patch_distributed(role: str = "port") -> None:
+    """Collectives of the emulated devices on gloo.
+
+    Port: a ``neuron`` backend is registered for the ``neuron`` device type, as torch-neuronx
+    registers its own, so ``get_default_backend_for_device``, ``init_process_group("neuron")``,
+    ``init_process_group(device_id=...)``, DDP, FSDP2 and DTensor find it. A ``nccl`` left in a
+    port is a finding (and runs on gloo). Original: ``nccl`` runs on gloo. Both: DDP drops
+    ``device_ids`` and ``init_process_group`` drops ``device_id`` (the modules are CPU modules to
+    C++), after checking the id names this process's device.
+    """
+    import os
+
     import torch.distributed as dist
+
+    if not dist.is_available():
+        return
     from torch.nn.parallel import DistributedDataParallel
 
+    if role != "original" and "neuron" not in dist.Backend.backend_list:
+        dist.Backend.register_backend("neuron", _neuron_process_group, devices=["neuron", "cpu"])
     original_init_pg = dist.init_process_group
 
     @functools.wraps(original_init_pg)
     def init_process_group(backend: Any = None, *args: Any, **kwargs: Any) -> Any:
         if "backend" in kwargs:
             backend = kwargs.pop("backend")
-        if backend is None or str(backend).split(":")[0] in ("neuron", "nccl", "xla", "cuda:nccl"):
+        device_id = kwargs.pop("device_id", None)
+        if device_id is not None:
+            device = torch.device("cuda" if role == "original" else "neuron", device_id) if isinstance(device_id, int) else torch.device(device_id)
+            local = int(os.environ.get("LOCAL_RANK", kwargs.get("rank", 0) or 0))
+            if device.type != "cpu" and device.index is not None and device.index != local:
+                raise ValueError(f"device_id {device} is not this process's device ({device.type}:{local}): one device per rank")
+            if backend is None:
+                backend = "nccl" if device.type == "cuda" else dist.Backend.default_device_backend_map.get(device.type)
+            STATE.note(f"init_process_group(device_id={device}) bound no device (emulation: the tensors live on the CPU)")
+        name = _backend_name(backend)
+        if "nccl" in name or "xla" in name:
+            if role != "original":
+                file, line = user_location()
+                STATE.cuda_uses[(f"init_process_group(backend={backend!r})", file, line)] += 1
             STATE.note(f"init_process_group(backend={backend!r}) ran on gloo (emulation)")
             backend = "gloo"
         return original_init_pg(backend, *args, **kwargs)
@@ -139,7 +240,117 @@ def patch_distributed() -> None:
     def ddp_init(self: Any, module: Any, device_ids: Any = None, output_device: Any = None, *args: Any, **kwargs: Any) -> None:
         original_ddp_init(self, module, None, None, *args, **kwargs)
 
-    DistributedDataParallel.__init__ = ddp_init
+    DistributedDataParallel.__init__ = ddp_init  # type: ignore[method-assign]
+
+
+def patch_device_mesh(device_type: str) -> None:
+    """Device meshes of the emulated device are CPU meshes (gloo), and FSDP2's parameters,
+    made by FSDP2 itself, are tagged as living on the emulated device.
+
+    FSDP2 allocates its all-gather buffers in C++ on the mesh's device, which a CPU-only torch
+    cannot do for ``neuron``; the same collectives on a CPU mesh are what the tensors (CPU ones
+    underneath) need. DTensor and FSDP2 logic above the allocation is unchanged.
+    """
+    try:
+        from torch.distributed import device_mesh
+        from torch.distributed.fsdp._fully_shard import _fsdp_param
+    except ImportError:  # a torch without distributed: nothing to patch
+        return
+    from porter.check.harness.device_mode import tag
+
+    mesh_init = device_mesh.DeviceMesh.__init__
+
+    @functools.wraps(mesh_init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        given = kwargs["device_type"] if "device_type" in kwargs else args[0]
+        if given == device_type:
+            STATE.note(f"DeviceMesh('{device_type}') ran as a CPU mesh on gloo (emulation)")
+            if "device_type" in kwargs:
+                kwargs["device_type"] = "cpu"
+            else:
+                args = ("cpu", *args[1:])
+        mesh_init(self, *args, **kwargs)
+
+    device_mesh.DeviceMesh.__init__ = __init__  # type: ignore[method-assign]
+    cls = _fsdp_param.FSDPParam
+
+    def tagging(name: str, attribute: str) -> None:
+        original = getattr(cls, name)
+
+        @functools.wraps(original)
+        def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+            out = original(self, *args, **kwargs)
+            param = getattr(self, attribute, None)
+            if isinstance(param, torch.Tensor):
+                tag(param, device_type)
+                local = getattr(param, "_local_tensor", None)
+                if isinstance(local, torch.Tensor):
+                    tag(local, device_type)
+            return out
+
+        setattr(cls, name, method)
+
+    tagging("_init_sharded_param", "sharded_param")
+    tagging("reset_sharded_param", "sharded_param")
+    tagging("init_unsharded_param", "_unsharded_param")
+
+
+def _torch_asks() -> bool:
+    """True when the function asking (two frames up) is torch's own code."""
+    import sys
+
+    name = sys._getframe(2).f_globals.get("__name__", "")
+    return name == "torch" or name.startswith("torch.")
+
+
+def patch_accelerator(device_type: str) -> None:
+    """``torch.accelerator`` answers for the emulated device type.
+
+    A CPU-only torch has no C++ device guard for either device, so the index calls go to the
+    device module (``torch.neuron`` or the emulated ``torch.cuda``) and synchronize is a no-op
+    (every op has already run on the CPU). Memory calls stay as they are: on Neuron they assert
+    (neuron-facts §0.1). ``is_available`` of the port stays the device module's (which tells
+    torch's own callers False: see neuron_module).
+    """
+    acc = torch.accelerator
+    module = lambda: torch.get_device_module(device_type)  # noqa: E731 - resolved when called
+    device = torch.device(device_type)
+
+    def current_accelerator(check_available: bool = False) -> Any:
+        return device
+
+    def _index(value: Any) -> int:
+        if value is None:
+            return int(module().current_device())
+        if isinstance(value, int):
+            return value
+        dev = torch.device(value)
+        if dev.type != device_type:
+            raise ValueError(f"{dev.type} doesn't match the current accelerator {device}.")
+        return dev.index if dev.index is not None else int(module().current_device())
+
+    def set_device_index(value: Any, /) -> None:
+        index = _index(value)
+        if index >= 0:
+            module().set_device(index)
+
+    if device_type == "cuda":
+        # A CPU-only torch knows no CUDA (it does know the renamed PrivateUse1). The script and its
+        # libraries are told CUDA is there; torch's own callers (the optimizers' graph-capture
+        # check, ...) keep the CPU-only answers, which the emulated tensors need.
+        real_current, real_available = acc.current_accelerator, acc.is_available
+
+        def user_current(check_available: bool = False) -> Any:
+            return real_current(check_available) if _torch_asks() else current_accelerator()
+
+        acc.current_accelerator = user_current
+        acc.is_available = lambda: real_available() if _torch_asks() else True
+    acc.device_count = lambda: int(module().device_count())
+    acc.current_device_index = lambda: int(module().current_device())
+    acc.current_device_idx = acc.current_device_index
+    acc.set_device_index = set_device_index
+    acc.set_device_idx = set_device_index
+    acc.synchronize = lambda device=None, /: None
 
 
 def disable_dropout() -> None:
@@ -170,12 +381,33 @@ _CUDA_NOOP = (
 )
 
 
+_cuda_current = [0]
+
+
+def _cuda_count() -> int:
+    # one GPU per local rank, as under torchrun on a GPU host (--nproc sets LOCAL_WORLD_SIZE)
+    return int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+
+
+def _cuda_set_device(device: Any) -> None:
+    index = device if isinstance(device, int) else torch.device(device).index
+    index = 0 if index is None else index
+    if index < 0:
+        return
+    if index >= _cuda_count():
+        raise RuntimeError("CUDA error: invalid device ordinal (porter: emulated CUDA has "
+                           f"{_cuda_count()} device(s), LOCAL_WORLD_SIZE)")
+    _cuda_current[0] = index
+
+
 def emulate_cuda_namespace() -> None:
-    """An original's ``torch.cuda.*`` answers as if one GPU were there (all of it on the CPU)."""
+    """An original's ``torch.cuda.*`` answers as if one GPU per local rank were there (all of it on
+    the CPU); integer devices (``model.to(0)``) name CUDA devices, as on a CUDA build."""
     cuda = torch.cuda
+    _cuda_current[0] = int(os.environ.get("LOCAL_RANK", "0"))
     cuda.is_available = lambda: True
-    cuda.device_count = lambda: 1
-    cuda.current_device = lambda: 0
+    cuda.device_count = _cuda_count
+    cuda.current_device = lambda: _cuda_current[0]
     cuda.is_initialized = lambda: True
     cuda.is_bf16_supported = lambda *a, **k: True
     cuda.get_device_name = lambda *a, **k: "porter emulated CUDA (CPU)"
@@ -203,11 +435,34 @@ def emulate_cuda_namespace() -> None:
         setattr(cuda, name, lambda *a, **k: 0)
     for name in _CUDA_NOOP:
         setattr(cuda, name, lambda *a, **k: None)
+    cuda.set_device = _cuda_set_device
+    _integer_module_devices("cuda")
     nvtx = getattr(cuda, "nvtx", None)
     if nvtx is not None:
         for name in ("range_push", "range_pop", "mark"):
             setattr(nvtx, name, lambda *a, **k: None)
         nvtx.range = _null_context
+
+
+def _integer_module_devices(device_type: str) -> None:
+    """``Module.to(0)`` / ``Module.to(device=0)``: an ordinal names the accelerator. A CPU-only
+    torch has none to name, so the ordinal is spelled out before ``Module.to`` parses it."""
+    original = torch.nn.Module.to
+
+    def _spell(value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return torch.device(device_type, value)
+        return value
+
+    @functools.wraps(original)
+    def to(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if args:
+            args = (_spell(args[0]), *args[1:])
+        if "device" in kwargs:
+            kwargs["device"] = _spell(kwargs["device"])
+        return original(self, *args, **kwargs)
+
+    torch.nn.Module.to = to  # type: ignore[method-assign]
 
 
 class _null_context:

@@ -40,6 +40,14 @@ class State:
     max_steps: int = 3
     steps: int = 0
     per_optimizer: dict[int, int] = field(default_factory=dict)
+    # Steps are counted by optimizer.step() hooks when the script made an optimizer, else by
+    # backward() calls (manual updates: ``p.data.add_(p.grad, alpha=-lr)``).
+    optimizers_made: int = 0
+    backward_calls: int = 0
+    step_counter: str | None = None  # "optimizer.step()" | "backward()"
+    # Called when --steps is reached; raises StopRun in the launched process (a spawned rank
+    # writes its record and exits instead, see harness/child.py).
+    on_limit: Any = None
     # (step, value) for every tensor .backward() was called on (unscaled under GradScaler)
     losses: list[tuple[int, float]] = field(default_factory=list)
     syncs: Counter = field(default_factory=Counter)  # (kind, step, user_stack) -> n
@@ -47,6 +55,7 @@ class State:
     cuda_uses: Counter = field(default_factory=Counter)  # (api, file, line) -> n
     float64: Counter = field(default_factory=Counter)  # (op, file, line) -> n
     mixing: Counter = field(default_factory=Counter)  # (op, file, line) -> n
+    fused_scaler: Counter = field(default_factory=Counter)  # (optimizer class, file, line) -> n
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
     recompiles: list[dict[str, Any]] = field(default_factory=list)
     graphs: list[dict[str, Any]] = field(default_factory=list)
@@ -56,6 +65,8 @@ class State:
     padding_sources: set[str] = field(default_factory=set)  # "attention_mask", "input_ids == 0"
     notes: list[str] = field(default_factory=list)
     reached_device: bool = False
+    # distributed: the rank this process had when the record was written (None: not distributed)
+    rank: int | None = None
     # Set while the harness itself touches tensors (loss capture, padding counts): no collection.
     quiet: threading.local = field(default_factory=threading.local)
 
@@ -68,6 +79,32 @@ class State:
 
 
 STATE = State()
+
+
+def limit_reached() -> None:
+    """--steps is reached: stop the script (the launched process) or the rank (a spawned child)."""
+    if STATE.on_limit is not None:
+        STATE.on_limit()
+    raise StopRun()
+
+
+def optimizer_stepped(key: int) -> None:
+    STATE.per_optimizer[key] = STATE.per_optimizer.get(key, 0) + 1
+    STATE.step_counter = "optimizer.step()"
+    STATE.steps = max(STATE.per_optimizer.values())
+    if STATE.steps >= STATE.max_steps:
+        limit_reached()
+
+
+def backward_done() -> None:
+    """A backward() call returned: a step when the script made no optimizer (a manual update loop)."""
+    STATE.backward_calls += 1
+    if STATE.optimizers_made or STATE.per_optimizer:
+        return
+    STATE.step_counter = "backward()"
+    STATE.steps = STATE.backward_calls
+    if STATE.steps >= STATE.max_steps:
+        limit_reached()
 
 
 class quiet:
@@ -160,6 +197,7 @@ def dump() -> dict[str, Any]:
         "cuda_uses": [{"api": a, "file": f, "line": ln, "count": n} for (a, f, ln), n in s.cuda_uses.items()],
         "float64": [{"op": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.float64.items()],
         "mixing": [{"op": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.mixing.items()],
+        "fused_scaler": [{"optimizer": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.fused_scaler.items()],
         "graph_breaks": s.graph_breaks,
         "recompiles": s.recompiles,
         "graphs": s.graphs,
@@ -169,4 +207,7 @@ def dump() -> dict[str, Any]:
         "padding_sources": sorted(s.padding_sources),
         "notes": s.notes,
         "reached_device": s.reached_device,
+        "step_counter": s.step_counter,
+        "backward_calls": s.backward_calls,
+        "rank": s.rank,
     }

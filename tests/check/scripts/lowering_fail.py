@@ -1,4 +1,9 @@
-"""Crafted: an op upstream torch-mlir cannot lower (complex FFT) inside the compiled model."""
+"""Crafted: an op upstream torch-mlir cannot lower (complex FFT) inside the compiled model.
+
+``--fallback``: compile with TorchNeuron's ``fallback_execution`` option (the graph runs eagerly
+instead of raising)."""
+import sys
+
 import torch
 import torch.nn as nn
 
@@ -16,7 +21,7 @@ class Spectral(nn.Module):
 device = torch.device("neuron")
 model = Spectral().to(device)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-fwd = torch.compile(model, backend="neuron", fullgraph=True)
+fwd = torch.compile(model, backend="neuron", fullgraph=True, options={"fallback_execution": "--fallback" in sys.argv})
 for step in range(4):
     loss = fwd(torch.randn(4, 8, device=device))
     loss.backward()

@@ -1,0 +1,89 @@
+"""Honest reporting: what --steps counted, nothing compiled, sys.exit, the script's own import
+path, GradScaler with a fused optimizer, the original's CUDA emulation."""
+
+from __future__ import annotations
+
+from conftest import SCRIPTS, check, findings, marked_line
+
+from porter.check.runner import RunSpec, run
+
+
+def test_manual_sgd_loop_is_counted_by_backward() -> None:
+    code, report = check("manual_sgd.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["step_counter"] == "backward()" and report["steps_run"] == 3
+    assert len(report["losses"]) == 3  # --steps enforced: the loop would run 10
+    assert any("counted by backward()" in n for n in report["notes"])
+    (sync,) = findings(report, "host-sync")  # per-step syncs are attributed to steps now
+    assert sync["line"] == marked_line("manual_sgd.py", "SYNC-LINE") and code == 1
+
+
+def test_optimizer_scripts_are_counted_by_optimizer_step() -> None:
+    code, report = check("mlp_port.py", "--steps", "4")
+    assert report["step_counter"] == "optimizer.step()"
+
+
+def test_nothing_compiled_fails_unless_allowed() -> None:
+    code, report = check("float64.py", "--steps", "2")
+    assert code == 1
+    (finding,) = findings(report, "nothing-compiled")
+    assert finding["severity"] == "error" and "--allow-eager" in finding["message"]
+    allowed_code, allowed = check("float64.py", "--steps", "2", "--allow-eager")
+    assert allowed_code == 0 and findings(allowed, "nothing-compiled")[0]["severity"] == "info"
+    assert "nothing compiled" in allowed["verdict"]
+
+
+def test_sys_exit_shows_the_scripts_stderr() -> None:
+    code, report = check("sys_exit.py", "--steps", "1")
+    assert code == 2 and report["crash"]["message"] == "SystemExit: exit status 3"
+    assert "data file tiny.bin not found" in report["crash"]["traceback"]
+
+
+def test_emulated_target_says_fallback_ops_are_unknown() -> None:
+    code, report = check("mlp_port.py", "--steps", "4")
+    assert report["fallback_ops"] is None
+    assert any(n.startswith("CPU fallback ops: unknown here") for n in report["notes"])
+
+
+def test_grad_scaler_with_fused_adamw_is_flagged() -> None:
+    code, report = check("fused_scaler.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    (finding,) = findings(report, "grad-scaler-fused")
+    assert finding["line"] == marked_line("fused_scaler.py", "SCALER-STEP") and finding["severity"] == "error"
+    assert "grad_scale" in finding["message"] and code == 1
+
+
+def test_port_and_original_each_import_their_own_helpers() -> None:
+    for role, folder in (("port", "port"), ("original", "orig")):
+        result = run(RunSpec(script=str(SCRIPTS / "pathpair" / folder / "train.py"), role=role, steps=1, timeout=120))
+        assert result.record is not None and result.record["status"] != "crashed", (result.record or {}).get("error")
+
+
+def test_original_runs_with_integer_devices_and_torch_accelerator() -> None:
+    result = run(RunSpec(script=str(SCRIPTS / "accelerator_cuda.py"), role="original", steps=3, nproc=1, timeout=120,
+                         extra_env=(("LOCAL_WORLD_SIZE", "2"),)))
+    record = result.record or {}
+    assert record.get("status") == "stopped", record.get("error")
+    assert record["steps"] == 3 and len(record["losses"]) == 3
+
+
+def test_suffix_slice_backward_lowers_end_to_end() -> None:
+    code, report = check("suffix_slice.py", "--steps", "3")
+    assert code == 0, report["findings"]
+    assert [g["kind"] for g in report["graphs"]] == ["forward", "backward"]
+    assert all(g["status"] == "lowered" for g in report["graphs"])
+
+
+def test_a_pass_without_a_verdict_says_why() -> None:
+    from porter.check.orchestrate import _no_loss_reason
+    from porter.check.runner import RunResult
+
+    def result(record: dict | None, timed_out: bool = False) -> RunResult:
+        return RunResult(record=record, returncode=0, timed_out=timed_out, wall_s=1.0, stdout="", stderr="")
+
+    stopped = {"status": "completed", "steps": 0, "losses": [], "backward_calls": 0}
+    assert _no_loss_reason(result(stopped), "original") == "the original stopped after 0 step(s) (completed): no backward() ran"
+    vector = {"status": "stopped", "steps": 3, "losses": [], "backward_calls": 3}
+    assert "never on a one-element tensor" in _no_loss_reason(result(vector), "port")
+    assert _no_loss_reason(result(None, timed_out=True), "original") == "the original timed out"
+    assert _no_loss_reason(result({"losses": [[0, 1.0]]}), "port") == ""
