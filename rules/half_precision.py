@@ -124,7 +124,8 @@ class HalfToBf16(Rule):
                 branch = _as_bf16(branch)
             return branch.with_changes(lpar=updated.lpar, rpar=updated.rpar)
 
-        self.replace(node, collapse, "float16 choice -> bfloat16 (every Neuron device supports bfloat16)")
+        # The test is only CUDA capability probes (queries, no effects): dropping it is this rule's own edit.
+        self.replace(node, collapse, "float16 choice -> bfloat16 (every Neuron device supports bfloat16)", drops_calls=True)
 
     def _precision_of(self, node: cst.BaseExpression) -> str | None:
         names = self.qualified(node)
