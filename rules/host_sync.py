@@ -104,16 +104,23 @@ def _wrapped(kind: str):
     return transform
 
 
-def _under_interval(test: str, marker: str, created: set[int], extra: tuple[cst.BaseStatement, ...] = ()):
-    """Wrap a statement (and ``extra`` after it) in ``if <test>:`` under a ``deliberate:`` marker;
-    the statement's own comment lines move onto the ``if``."""
+def _under_interval(
+    test: str,
+    marker: str,
+    created: set[int],
+    extra: tuple[cst.BaseStatement, ...] = (),
+    carried: list[cst.BaseStatement] | None = None,
+):
+    """Wrap a statement (``carried`` before it, ``extra`` after it) in ``if <test>:`` under a
+    ``deliberate:`` marker; the statement's own comment lines move onto the ``if``."""
     condition = cst.parse_expression(test)
 
     def transform(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.SimpleStatementLine)
+        first = [s.with_changes(leading_lines=()) for s in carried or ()]
         wrapped = cst.If(
             test=condition,
-            body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=()), *extra]),
+            body=cst.IndentedBlock(body=[*first, updated.with_changes(leading_lines=()), *extra]),
             leading_lines=[*updated.leading_lines, cst.EmptyLine(indent=True, comment=cst.Comment(marker))],
         )
         created.add(id(wrapped))
@@ -225,7 +232,7 @@ class HostSyncAccumulate(Rule):
         module = self.context.module
         for sync in site.syncs:
             shown = _describe(sync, module)
-            self.replace(sync, _device_value(index), f"{shown} accumulated on the device (no host sync {site.loop.every})")
+            self.replace(sync, _device_value(index), f"{shown} accumulated on the device (no host sync {site.loop.per})")
         for node, kind in site.wraps:
             self.replace(node, _wrapped(kind), None)
 
@@ -331,18 +338,18 @@ class HostSyncLogging(Rule):
             return False
         test = f"{loop.counter} % {loop.interval} == 0"
         if site.kind == SYNCHRONIZE:
-            marker = f"deliberate: synchronize() every {loop.interval} steps (timing interval; was {loop.every})"
+            marker = f"deliberate: synchronize() every {loop.interval} {loop.unit} (timing interval; was {loop.every})"
             message = f"synchronize() moved under `if {test}:` (was {loop.every})"
         else:
-            marker = f"deliberate: host sync every {loop.interval} steps (logging interval; was {loop.every})"
-            message = f"{shown} moved under `if {test}:` (was {loop.every}; output every {loop.interval} steps)"
+            marker = f"deliberate: host sync every {loop.interval} {loop.unit} (logging interval; was {loop.every})"
+            message = f"{shown} moved under `if {test}:` (was {loop.every}; output every {loop.interval} {loop.unit})"
         extra: tuple[cst.BaseStatement, ...] = ()
         for feeder in site.feeders:
             self._feed(feeder, site)
         mean = site.mean
         if mean is not None:
             marker = (
-                f"deliberate: host sync every {loop.interval} steps (logging interval; logs the mean of"
+                f"deliberate: host sync every {loop.interval} {loop.unit} (logging interval; logs the mean of"
                 f" {mean.name} over the interval, was one step's value {loop.every})"
             )
             message = f"{shown} moved under `if {test}:` as the mean of {mean.name} over the interval (was {loop.every})"
@@ -352,7 +359,13 @@ class HostSyncLogging(Rule):
             self.remove_statement(mean.reset, None, code=code)
             self.insert_before(site.statement, [cst.parse_statement(f"{mean.count} += 1\n")], None, code=code)
             self.insert_after(mean.init, [cst.parse_statement(f"{mean.count} = 0\n")], None, code=code)
-        self.replace(site.statement, _under_interval(test, f"{MARKER_PREFIX} {code} {marker}", created, extra), message, code=code)
+        carried: list[cst.BaseStatement] = []
+        if site.carried is not None:
+            # The assignment is rebuilt inside the `if` from its updated form (its syncs may be edited).
+            self.replace(site.carried, lambda updated: carried.append(updated) or cst.RemoveFromParent(), None, code=code)
+            message += f"; `{_describe(site.carried, self.context.module)}` moved with it"
+        transform = _under_interval(test, f"{MARKER_PREFIX} {code} {marker}", created, extra, carried)
+        self.replace(site.statement, transform, message, code=code)
         return True
 
     def _feed(self, feeder: Feeder, site: Site) -> None:
@@ -363,7 +376,7 @@ class HostSyncLogging(Rule):
             self.replace(
                 feeder.sync,
                 _detached,
-                f"{shown}: kept on the device, read with .item() where it is logged (no host sync {site.loop.every})",
+                f"{shown}: kept on the device, read with .item() where it is logged (no host sync {site.loop.per})",
             )
         for read in feeder.reads:  # every read is in a log statement that moves (intervals.py)
             if id(read) not in self._fed:

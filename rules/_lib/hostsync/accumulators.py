@@ -72,7 +72,7 @@ class Accumulators:
     def _kind(self, function: cst.FunctionDef, name: str) -> str:
         """``int`` only for a sum of boolean counts into an integer-initialised name."""
         counts = all(
-            all(count_valued(sync) for sync in site.syncs)  # type: ignore[arg-type]
+            all(count_valued(sync, self.scope.rule) for sync in site.syncs)  # type: ignore[arg-type]
             for site in self.sites
             if site.kind == ACCUMULATE and site.target == name
         )

@@ -33,6 +33,12 @@ from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.syntax import assigned_names, iter_nodes
 from porter.rules._lib.nodes import method_name
 
+# Calls that only read a value: an assignment made of these can move under the interval.
+_READERS = frozenset(
+    {"item", "detach", "cpu", "float", "mean", "sum", "tolist", "numpy", "get_last_lr", "size", "numel", "max", "min", "norm", "std"}
+)
+_PURE_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "dict", "str"})
+
 
 class Intervals:
     def __init__(self, scope: FileScope, sites: list[Site]) -> None:
@@ -42,6 +48,7 @@ class Intervals:
         self.shared: dict[int, Feeder] = {}  # one feeder per assignment, whichever logs read it
 
     def decide(self) -> None:
+        self._carry_assignments()
         logs = [site for site in self.sites if site.kind == LOG]
         for site in logs:
             reason = self._feeders(site, logs)
@@ -69,6 +76,58 @@ class Intervals:
         site.feeders, site.mean = [], None
         if not site.syncs:
             site.syncs = [site.node]
+
+    # -- `logs = {...: loss.item()}` then `pbar.set_postfix(**logs)` ------------------------
+    def _carry_assignments(self) -> None:
+        """A per-step assignment that only the logging statement right after it reads moves with it.
+
+        Its value must only read (``.item()``, ``.detach()``, ``get_last_lr()``, subscripts,
+        displays): moving it must not move an effect.
+        """
+        for site in list(self.sites):
+            if site.kind != RESIDUAL or site.note or not isinstance(site.node, cst.Assign):
+                continue
+            statement = site.statement
+            targets = site.node.targets
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or len(targets) != 1:
+                continue
+            target = targets[0].target
+            if not isinstance(target, cst.Name) or not self._reads_only(site.node.value):
+                continue
+            block = self.scope.parent(statement)
+            if not isinstance(block, cst.IndentedBlock):
+                continue
+            statements = list(block.body)
+            position = next(i for i, s in enumerate(statements) if s is statement)
+            log = statements[position + 1] if position + 1 < len(statements) else None
+            if log is None or self.scope.log_statement(log) is None or any(s.statement is log for s in self.sites):
+                continue
+            if not self._read_only_in(target.value, log, site.loop):
+                continue
+            assert isinstance(log, cst.SimpleStatementLine)
+            self.sites.remove(site)
+            self.sites.append(Site(LOG, log, log.body[0], site.loop, syncs=site.syncs, carried=statement))
+
+    def _reads_only(self, value: cst.BaseExpression) -> bool:
+        for node in iter_nodes(self.index, value):
+            if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.Yield, cst.Await)):
+                return False
+            if isinstance(node, cst.Call):
+                name = method_name(node)
+                if name not in _READERS and not (isinstance(node.func, cst.Name) and node.func.value in _PURE_BUILTINS):
+                    return False
+        return True
+
+    def _read_only_in(self, name: str, log: cst.CSTNode, loop: StepLoop) -> bool:
+        function: cst.CSTNode = loop.function if loop.function is not None else loop.node
+        for node in iter_nodes(self.index, function):
+            if isinstance(node, cst.Name) and node.value == name:
+                parent = self.scope.parent(node)
+                if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.attr is node):
+                    continue
+                if not self._inside(node, log):
+                    return False
+        return True
 
     # -- values synchronised elsewhere ----------------------------------------------------
     def _names_read(self, node: cst.CSTNode) -> list[cst.Name]:

@@ -52,6 +52,14 @@ class StepLoop:
         """How often the loop body runs, as a marker says it."""
         return "every step" if self.kind == "train" else "every evaluation batch"
 
+    @property
+    def unit(self) -> str:
+        return "steps" if self.kind == "train" else "batches"
+
+    @property
+    def per(self) -> str:
+        return "per step" if self.kind == "train" else "per evaluation batch"
+
 
 @dataclass
 class RunningMean:
@@ -91,3 +99,5 @@ class Site:
     feeders: list[Feeder] = field(default_factory=list)
     mean: RunningMean | None = None
     kept: bool = False  # a log statement left per-step (see intervals.py): ``note`` says why
+    # LOG: ``logs = {"loss": loss.item()}`` right before ``pbar.set_postfix(**logs)``: moves with it.
+    carried: cst.SimpleStatementLine | None = None

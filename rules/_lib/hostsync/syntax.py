@@ -129,20 +129,18 @@ def strip_host(node: cst.BaseExpression) -> cst.BaseExpression:
     return node
 
 
-def count_valued(node: cst.BaseExpression) -> bool:
+def count_valued(node: cst.BaseExpression, rule: Rule) -> bool:
     """A count of booleans: ``(pred == y).sum()``, ``pred.eq(y).sum().item()``, ``torch.sum(a == b)``.
 
     What is accumulated decides the accumulator's type (not its first literal): only such a sum
     is an integer; ``(pred == y).float().mean()`` is a float, so is any loss.
     """
     base = strip_host(node)
-    if not isinstance(base, cst.Call):
+    if not isinstance(base, cst.Call) or not isinstance(base.func, cst.Attribute):
         return False
-    if method_name(base) in _COUNTS and isinstance(base.func, cst.Attribute):
-        return _boolean(base.func.value)
-    if isinstance(base.func, cst.Attribute) and base.func.attr.value in _COUNTS and len(base.args) >= 1:
-        return dotted(base.func.value) in {"torch", "th"} and _boolean(base.args[0].value)
-    return False
+    if rule.matches(base.func, "torch.sum", "torch.count_nonzero"):
+        return bool(base.args) and _boolean(base.args[0].value)
+    return base.func.attr.value in _COUNTS and _boolean(base.func.value)
 
 
 def _boolean(node: cst.BaseExpression) -> bool:
