@@ -489,7 +489,7 @@ class HostSyncControlFlow(Rule):
                 continue
             shown = _describe(site.syncs[0], module)
             if site.kept:
-                message = f"{shown} stays {site.loop.every}: {site.note}"
+                message = f"logging left {site.loop.every}: {site.note}"
             else:
                 where = f" ({site.note})" if site.note else ""
                 message = f"{shown} syncs with the host {site.loop.every}{where}: keep it on the device or read it every N steps"

@@ -166,8 +166,8 @@ class Intervals:
                 shown = self.scope.code(source.node).strip()
                 shown = shown if len(shown) <= 40 else shown[:37] + "..."
                 return (
-                    f"it prints {name.value}, and `{shown}` syncs {site.loop.every} anyway: keep {name.value}"
-                    " on the device and read it under the logging interval, or leave this as it is"
+                    f"it prints {name.value}, synced {site.loop.every} anyway by `{shown}`: keep {name.value}"
+                    " on the device (.detach()) and read it with this log under a logging interval"
                 )
             self.shared[id(source.statement)] = feeder
             feeder.reads.append(name)

@@ -16,6 +16,10 @@ from porter.rules._lib.nodes import dotted, method_name
 from porter.rules._lib.tree import child_index
 
 
+# Logging functions of libraries, by qualified name (``import wandb as wb``; ``wb.log(...)``).
+_LOG_APIS = ("wandb.log", "logging.info", "logging.debug", "logging.warning", "mlflow.log_metric", "mlflow.log_metrics")
+
+
 class FileScope:
     def __init__(self, rule: Rule) -> None:
         self.rule = rule
@@ -56,6 +60,8 @@ class FileScope:
         return self.module.code_for_node(node)
 
     def is_log_call(self, call: cst.Call) -> bool:
+        if self.rule.matches(call.func, *_LOG_APIS):
+            return True
         if isinstance(call.func, cst.Name):
             return call.func.value in LOG_FUNCTIONS or bool(LOG_HELPER.match(call.func.value))
         name = method_name(call)
