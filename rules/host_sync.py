@@ -129,6 +129,18 @@ def _under_interval(
     return transform
 
 
+def _taken_into(carried: list[cst.BaseStatement]):
+    """Remove a statement from its place and hand its updated form to the ``if`` built after it
+    (edits apply in source order, so the ``if`` of the next statement sees it)."""
+
+    def transform(updated: cst.CSTNode) -> cst.RemovalSentinel:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        carried.append(updated)
+        return cst.RemoveFromParent()
+
+    return transform
+
+
 def _is_marker(line: cst.EmptyLine) -> bool:
     return line.comment is not None and line.comment.value.startswith(MARKER_PREFIX)
 
@@ -152,7 +164,7 @@ def _merge_adjacent(created: set[int]):
             ):
                 inner = list(statement.body.body)
                 own = [line for line in statement.leading_lines if not _is_marker(line)]
-                inner[0] = inner[0].with_changes(leading_lines=[*own, *inner[0].leading_lines])
+                inner[0] = inner[0].with_changes(leading_lines=[*own, *getattr(inner[0], "leading_lines", ())])
                 joined = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
                 created.add(id(joined))
                 merged[-1] = joined
@@ -173,7 +185,10 @@ class HostSyncAccumulate(Rule):
         ``correct += (pred == y).sum().item()`` (or ``.cpu().numpy()``) becomes
         ``correct += (pred == y).sum()``: the accumulator is a device tensor. Every place the
         accumulator is read (the print after the loop, the logging branch, the ``return``) gets one
-        conversion, ``float(running)`` / ``int(correct)``. ``losses.append(loss.item())`` appends
+        conversion, ``float(running)`` / ``int(correct)``. The conversion follows what is
+        accumulated, not the first literal: ``total = 0`` then ``total += loss.item()`` is a float
+        sum, read as ``float(total)``; ``int(...)`` only for a sum of boolean counts
+        (``(pred == y).sum()``, ``torch.sum(a == b)``) into an integer-initialised name. ``losses.append(loss.item())`` appends
         ``loss.detach().float()`` when the list is only consumed through ``sum()``, ``len()`` or
         indexing, which are converted with ``float(...)``; otherwise (``np.mean(losses)``,
         ``json.dump``, the list returned or passed on) it gets an NRN605 marker, as do
@@ -206,7 +221,9 @@ class HostSyncAccumulate(Rule):
         function reached only through another module, is missed. Reads are found by name in the
         enclosing function; an accumulator whose reads cannot all be converted is left as it is
         with an NRN605 marker. ``float(x)``/``int(x)`` work for both the initial Python number and
-        the tensor, so a loop that never runs still works.
+        the tensor, so a loop that never runs still works. A count is recognised by its shape
+        (a ``sum``/``count_nonzero`` of a comparison, ``eq``/``ne``..., ``torch.sum`` by qualified
+        name); any other accumulated value is read back as a float, so a sum is never truncated.
     """
 
     code: ClassVar[str] = "NRN601"
@@ -222,9 +239,12 @@ class HostSyncAccumulate(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.analysis(HostSyncAnalysis)
+        marked: set[int] = set()  # one marker per statement
         for site in analysis.of_kind(ACCUMULATE, APPEND):
             if site.note:
-                self._mark(site)
+                if id(site.statement) not in marked:
+                    marked.add(id(site.statement))
+                    self._mark(site)
             else:
                 self._convert(site, analysis.index)
 
@@ -254,12 +274,22 @@ class HostSyncLogging(Rule):
         ``print(f"... {loss.item():.4f}")``, ``pbar.set_postfix(loss=loss.item())``,
         ``tqdm.write``, ``writer.add_scalar(..., loss.item(), step)``, ``logger.info``/``wandb.log``,
         a tensor formatted with an f-string or ``%``, ``float(loss)``, or an accumulator the NRN601
-        rule keeps on the device — is wrapped in ``if <step> % <interval> == 0:``. The interval is
-        the one the loop already uses (``if iter_num % log_interval == 0``), else a name spelled
-        like one in the function or module (``log_interval``, ``print_freq``, ``log_every``,
-        ``args.log_interval``...), else a new module constant ``LOG_INTERVAL = 10`` (set with
-        ``--log-interval``). The step is the loop's ``enumerate`` index, else a counter the loop
-        increments by one; a ``for`` loop with neither gets ``enumerate()`` added (``step``).
+        rule keeps on the device — is wrapped in ``if <step> % <interval> == 0:`` under a
+        ``# porter: NRN603 deliberate: ...`` marker. The interval is the one the loop already
+        uses for logging (``if iter_num % log_interval == 0``; a branch that saves or evaluates is
+        another cadence and never reused), else a name spelled like one in the function or module
+        (``log_interval``, ``print_freq``, ``log_every``, ``args.log_interval``...), else a new
+        module constant ``LOG_INTERVAL = 10`` (set with ``--log-interval``). The step is the
+        counter of an existing ``%`` branch, else the loop's ``enumerate`` index, else a counter the
+        loop increments by one; a ``for`` loop with none gets ``enumerate()`` added (``step``).
+        What the log prints moves with it, so the syncs stop too: a value assigned every step as
+        ``d_x = out.mean().item()`` and read only by moved logs becomes ``out.mean().detach()``,
+        read as ``d_x.item()`` in the log; an assignment right before the log and read only by it
+        (``logs = {"loss": loss.item()}`` then ``pbar.set_postfix(**logs)``) moves into the
+        branch. A device accumulator logged and then reset (``log(train_loss); train_loss = 0.0``)
+        is logged as its mean over the interval: the reset moves into the branch and a step count
+        (``train_loss_steps``) divides the sum. A log whose values keep syncing every step anyway
+        stays where it is (NRN606 marker, by the control-flow rule).
         ``torch.cuda.synchronize()``/``torch.neuron.synchronize()`` run every step (for timing) move
         under the same interval (NRN604). A ``while`` loop with no counter gets an NRN607 marker.
 
@@ -279,15 +309,21 @@ class HostSyncLogging(Rule):
         ...
         for step, (x, y) in enumerate(loader):
             ...
+            # porter: NRN603 deliberate: host sync every LOG_INTERVAL steps (logging interval; was every step)
             if step % LOG_INTERVAL == 0:
                 print(f"step {step} loss {loss.item():.4f}")
 
     Safety:
         Review: output frequency changes (one line per interval instead of per step; a
-        progress-bar postfix updates every N steps). Statements already under an ``if`` that uses
-        ``%`` or ``==``, or in a branch that ends in ``break``/``return``/``raise``/``sys.exit``,
-        are left. A logging helper the loop calls (``log_metrics(loss)``) is not seen (known miss).
-        A moved ``synchronize()`` that guarded something other than timing must be put back.
+        progress-bar postfix updates every N steps; a running value is logged as its mean over
+        the interval), and the marker in the source says so. Statements already under an ``if``
+        that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
+        ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
+        (its calls are ``.item()``/``.detach()``/``get_last_lr()``-like readers); a kept-on-device
+        value must be a fresh tensor or a name not updated in place in the loop (``.detach()``
+        shares storage). A logging helper the loop calls (``log_metrics(loss)``) is not seen
+        (known miss). A moved ``synchronize()`` that guarded something other than timing must be
+        put back.
     """
 
     code: ClassVar[str] = "NRN603"
@@ -362,7 +398,7 @@ class HostSyncLogging(Rule):
         carried: list[cst.BaseStatement] = []
         if site.carried is not None:
             # The assignment is rebuilt inside the `if` from its updated form (its syncs may be edited).
-            self.replace(site.carried, lambda updated: carried.append(updated) or cst.RemoveFromParent(), None, code=code)
+            self.replace(site.carried, _taken_into(carried), None, code=code)
             message += f"; `{_describe(site.carried, self.context.module)}` moved with it"
         transform = _under_interval(test, f"{MARKER_PREFIX} {code} {marker}", created, extra, carried)
         self.replace(site.statement, transform, message, code=code)
@@ -436,8 +472,9 @@ class HostSyncControlFlow(Rule):
         (``metric_logger.update(loss=loss.item())``) gets an NRN606 marker, including those inside a
         function or method of the same file that the loop calls every step (``f()``, ``self.m()``,
         ``obj.m()`` with ``obj = LocalClass(...)``; one call level deep), such as a
-        ``MetricLogger.update`` that calls ``v.item()``. Markers start with
-        ``# porter: NRN6`` so ``porter check`` counts the sync below as accounted for.
+        ``MetricLogger.update`` that calls ``v.item()``, and logging statements the logging rule
+        left every step because what they print syncs every step anyway. Only NRN602 (and the
+        logging rule's interval markers) say ``deliberate:``; NRN606 markers name a sync to remove.
 
     Why:
         Each of these waits for the device every step. Control flow on a device value cannot be
@@ -449,7 +486,7 @@ class HostSyncControlFlow(Rule):
             raise RuntimeError("loss diverged")
 
     After:
-        # porter: NRN602 loss.item() feeds control flow: one host sync per step; test on device every N steps
+        # porter: NRN602 deliberate: loss.item() decides control flow (one host sync every step); to drop it, ...
         if not math.isfinite(loss.item()):
             raise RuntimeError("loss diverged")
 

@@ -186,8 +186,8 @@ class SiteCollector:
         """Syncs a truth test makes: ``.item()``, ``bool(t)``, ``if loss < best``, ``torch.isnan(loss)``."""
         syncs = sync_calls(self.index, test, tensors)
         nodes = list(iter_nodes(self.index, test))
-        implicit = [n for n in nodes if isinstance(n, cst.Name) and n.value in tensors and self._bool_use(n, test)]
-        calls = [
+        implicit: list[cst.CSTNode] = [n for n in nodes if isinstance(n, cst.Name) and n.value in tensors and self._bool_use(n, test)]
+        calls: list[cst.CSTNode] = [
             n
             for n in nodes
             if isinstance(n, cst.Call)
