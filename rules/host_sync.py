@@ -1,8 +1,13 @@
 """NRN6xx: host synchronisations on the per-step path of training and evaluation loops.
 
-Three rules share one step-loop analysis (``rules/_lib/hostsync.py``): accumulations kept on the
+Three rules share one step-loop analysis (``rules/_lib/hostsync/``): accumulations kept on the
 device (NRN601/NRN605), per-step logging and ``synchronize()`` moved under a logging interval
 (NRN603/NRN604/NRN607), and review markers for syncs that feed control flow or remain (NRN602/NRN606).
+
+Marker wording (``porter check`` reads it): a marker whose text, after ``# porter: NRN6xx``, starts
+with ``deliberate:`` sits above a sync kept on purpose — the body of a logging/timing interval
+branch this port created (NRN603/NRN604), or a sync that decides control flow (NRN602). Every
+other NRN6xx marker names a sync left for a person to remove.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ from typing import ClassVar
 import libcst as cst
 
 from porter.engine.changes import Safety
-from porter.engine.rule import Rule
-from porter.rules._lib.nodes import dotted, method_name
+from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.rule import MARKER_PREFIX, Rule
 from porter.rules._lib.hostsync import (
     ACCUMULATE,
     APPEND,
@@ -23,10 +28,13 @@ from porter.rules._lib.hostsync import (
     RESIDUAL,
     SYNCHRONIZE,
     HostSyncAnalysis,
+    Feeder,
     Site,
     StepLoop,
-    iter_nodes,
+    has_comparison,
+    strip_host,
 )
+from porter.rules._lib.nodes import dotted
 
 # A file can only have a step loop if one of these words appears.
 _TRIGGERS = ("backward", ".step(", "zero_grad", "no_grad", "inference_mode", "eval", "valid")
@@ -42,36 +50,50 @@ def _describe(node: cst.CSTNode, module: cst.Module) -> str:
 # ----------------------------------------------------------------------------- device forms
 
 
-def _integer_valued(node: cst.CSTNode) -> bool:
-    """A count built from a comparison (``(pred == y).sum()``, ``pred.eq(y).sum()``): no grad, no float."""
-    return any(
-        isinstance(n, cst.Comparison) or (isinstance(n, cst.Call) and method_name(n) in {"eq", "ne", "argmax"})
-        for n in iter_nodes(node)
-    )
-
-
-def _strip_host(node: cst.BaseExpression) -> cst.BaseExpression:
-    """``x.cpu().numpy()`` / ``x.item()`` / ``x.cpu().item()`` -> ``x``."""
-    while (
-        isinstance(node, cst.Call)
-        and not node.args
-        and isinstance(node.func, cst.Attribute)
-        and node.func.attr.value in {"item", "numpy", "cpu", "tolist"}
-    ):
-        node = node.func.value
-    return node
-
-
-def _device_value(updated: cst.CSTNode) -> cst.CSTNode:
+def _device_value(index: TreeIndex):
     """The on-device form of a host-synchronising read: ``loss.item()`` -> ``loss.detach().float()``."""
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.BaseExpression)
+        base = strip_host(updated)
+        if has_comparison(index, base):  # a count or accuracy: no gradient to detach
+            return base.with_changes(lpar=(), rpar=()) if isinstance(base, cst.Call) else base
+        if isinstance(base, cst.Call) and isinstance(base.func, cst.Attribute) and base.func.attr.value == "detach":
+            return cst.Call(func=cst.Attribute(value=base, attr=cst.Name("float")))
+        detached = cst.Call(func=cst.Attribute(value=base, attr=cst.Name("detach")))
+        return cst.Call(func=cst.Attribute(value=detached, attr=cst.Name("float")))
+
+    return transform
+
+
+def _detached(updated: cst.CSTNode) -> cst.CSTNode:
+    """``out.mean().item()`` -> ``out.mean().detach()``: the value stays a tensor until it is logged."""
+    assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+    return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("detach")))
+
+
+def _read_item(updated: cst.CSTNode) -> cst.CSTNode:
     assert isinstance(updated, cst.BaseExpression)
-    base = _strip_host(updated)
-    if _integer_valued(base):
-        return base.with_changes(lpar=(), rpar=()) if isinstance(base, cst.Call) else base
-    if isinstance(base, cst.Call) and method_name(base) == "detach":
-        return cst.Call(func=cst.Attribute(value=base, attr=cst.Name("float")))
-    detached = cst.Call(func=cst.Attribute(value=base, attr=cst.Name("detach")))
-    return cst.Call(func=cst.Attribute(value=detached, attr=cst.Name("float")))
+    return cst.Call(func=cst.Attribute(value=updated, attr=cst.Name("item")))
+
+
+def _mean_read(count: str):
+    """A read of a running sum in the moved log: ``(float(train_loss) / train_loss_steps)``."""
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.BaseExpression)
+        value = updated
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "float"):
+            value = cst.Call(func=cst.Name("float"), args=[cst.Arg(value=updated.with_changes(lpar=(), rpar=()))])
+        return cst.BinaryOperation(
+            left=value,
+            operator=cst.Divide(),
+            right=cst.Name(count),
+            lpar=[cst.LeftParen()],
+            rpar=[cst.RightParen()],
+        )
+
+    return transform
 
 
 def _wrapped(kind: str):
@@ -82,16 +104,24 @@ def _wrapped(kind: str):
     return transform
 
 
-def _under_interval(test: str, created: set[int]):
-    """Wrap a statement in ``if <test>:``; its comment lines move onto the ``if``."""
+def _under_interval(
+    test: str,
+    marker: str,
+    created: set[int],
+    extra: tuple[cst.BaseStatement, ...] = (),
+    carried: list[cst.BaseStatement] | None = None,
+):
+    """Wrap a statement (``carried`` before it, ``extra`` after it) in ``if <test>:`` under a
+    ``deliberate:`` marker; the statement's own comment lines move onto the ``if``."""
     condition = cst.parse_expression(test)
 
     def transform(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.SimpleStatementLine)
+        first = [s.with_changes(leading_lines=()) for s in carried or ()]
         wrapped = cst.If(
             test=condition,
-            body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=())]),
-            leading_lines=updated.leading_lines,
+            body=cst.IndentedBlock(body=[*first, updated.with_changes(leading_lines=()), *extra]),
+            leading_lines=[*updated.leading_lines, cst.EmptyLine(indent=True, comment=cst.Comment(marker))],
         )
         created.add(id(wrapped))
         return wrapped
@@ -99,8 +129,24 @@ def _under_interval(test: str, created: set[int]):
     return transform
 
 
+def _taken_into(carried: list[cst.BaseStatement]):
+    """Remove a statement from its place and hand its updated form to the ``if`` built after it
+    (edits apply in source order, so the ``if`` of the next statement sees it)."""
+
+    def transform(updated: cst.CSTNode) -> cst.RemovalSentinel:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        carried.append(updated)
+        return cst.RemoveFromParent()
+
+    return transform
+
+
+def _is_marker(line: cst.EmptyLine) -> bool:
+    return line.comment is not None and line.comment.value.startswith(MARKER_PREFIX)
+
+
 def _merge_adjacent(created: set[int]):
-    """Merge consecutive ``if`` blocks this rule created with the same test into one."""
+    """Merge consecutive ``if`` blocks this rule created with the same test into one (one marker)."""
 
     def transform(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.IndentedBlock)
@@ -117,7 +163,8 @@ def _merge_adjacent(created: set[int]):
                 and isinstance(statement.body, cst.IndentedBlock)
             ):
                 inner = list(statement.body.body)
-                inner[0] = inner[0].with_changes(leading_lines=statement.leading_lines)
+                own = [line for line in statement.leading_lines if not _is_marker(line)]
+                inner[0] = inner[0].with_changes(leading_lines=[*own, *getattr(inner[0], "leading_lines", ())])
                 joined = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
                 created.add(id(joined))
                 merged[-1] = joined
@@ -138,7 +185,10 @@ class HostSyncAccumulate(Rule):
         ``correct += (pred == y).sum().item()`` (or ``.cpu().numpy()``) becomes
         ``correct += (pred == y).sum()``: the accumulator is a device tensor. Every place the
         accumulator is read (the print after the loop, the logging branch, the ``return``) gets one
-        conversion, ``float(running)`` / ``int(correct)``. ``losses.append(loss.item())`` appends
+        conversion, ``float(running)`` / ``int(correct)``. The conversion follows what is
+        accumulated, not the first literal: ``total = 0`` then ``total += loss.item()`` is a float
+        sum, read as ``float(total)``; ``int(...)`` only for a sum of boolean counts
+        (``(pred == y).sum()``, ``torch.sum(a == b)``) into an integer-initialised name. ``losses.append(loss.item())`` appends
         ``loss.detach().float()`` when the list is only consumed through ``sum()``, ``len()`` or
         indexing, which are converted with ``float(...)``; otherwise (``np.mean(losses)``,
         ``json.dump``, the list returned or passed on) it gets an NRN605 marker, as do
@@ -171,7 +221,9 @@ class HostSyncAccumulate(Rule):
         function reached only through another module, is missed. Reads are found by name in the
         enclosing function; an accumulator whose reads cannot all be converted is left as it is
         with an NRN605 marker. ``float(x)``/``int(x)`` work for both the initial Python number and
-        the tensor, so a loop that never runs still works.
+        the tensor, so a loop that never runs still works. A count is recognised by its shape
+        (a ``sum``/``count_nonzero`` of a comparison, ``eq``/``ne``..., ``torch.sum`` by qualified
+        name); any other accumulated value is read back as a float, so a sum is never truncated.
     """
 
     code: ClassVar[str] = "NRN601"
@@ -187,26 +239,30 @@ class HostSyncAccumulate(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.analysis(HostSyncAnalysis)
+        marked: set[int] = set()  # one marker per statement
         for site in analysis.of_kind(ACCUMULATE, APPEND):
             if site.note:
-                self._mark(site)
+                if id(site.statement) not in marked:
+                    marked.add(id(site.statement))
+                    self._mark(site)
             else:
-                self._convert(site)
+                self._convert(site, analysis.index)
 
-    def _convert(self, site: Site) -> None:
+    def _convert(self, site: Site, index: TreeIndex) -> None:
         module = self.context.module
         for sync in site.syncs:
             shown = _describe(sync, module)
-            self.replace(sync, _device_value, f"{shown} accumulated on the device (no host sync per step)", drops_calls=True)
+            self.replace(sync, _device_value(index), f"{shown} accumulated on the device (no host sync {site.loop.per})", drops_calls=True)
         for node, kind in site.wraps:
             self.replace(node, _wrapped(kind), None)
 
     def _mark(self, site: Site) -> None:
         shown = _describe(site.syncs[0], self.context.module) if site.syncs else "value"
+        every = site.loop.every
         if site.kind == APPEND:
-            message = f"{shown} appended every step ({site.note}): append .detach() and convert once where read"
+            message = f"{shown} appended {every} ({site.note}): append .detach() and convert once where read"
         else:
-            message = f"{shown} accumulated on the host every step ({site.note}): accumulate .detach() on device"
+            message = f"{shown} accumulated on the host {every} ({site.note}): accumulate .detach() on the device"
         self.mark(site.node, message, code="NRN605")
 
 
@@ -218,12 +274,22 @@ class HostSyncLogging(Rule):
         ``print(f"... {loss.item():.4f}")``, ``pbar.set_postfix(loss=loss.item())``,
         ``tqdm.write``, ``writer.add_scalar(..., loss.item(), step)``, ``logger.info``/``wandb.log``,
         a tensor formatted with an f-string or ``%``, ``float(loss)``, or an accumulator the NRN601
-        rule keeps on the device — is wrapped in ``if <step> % <interval> == 0:``. The interval is
-        the one the loop already uses (``if iter_num % log_interval == 0``), else a name spelled
-        like one in the function or module (``log_interval``, ``print_freq``, ``log_every``,
-        ``args.log_interval``...), else a new module constant ``LOG_INTERVAL = 10`` (set with
-        ``--log-interval``). The step is the loop's ``enumerate`` index, else a counter the loop
-        increments by one; a ``for`` loop with neither gets ``enumerate()`` added (``step``).
+        rule keeps on the device — is wrapped in ``if <step> % <interval> == 0:`` under a
+        ``# porter: NRN603 deliberate: ...`` marker. The interval is the one the loop already
+        uses for logging (``if iter_num % log_interval == 0``; a branch that saves or evaluates is
+        another cadence and never reused), else a name spelled like one in the function or module
+        (``log_interval``, ``print_freq``, ``log_every``, ``args.log_interval``...), else a new
+        module constant ``LOG_INTERVAL = 10`` (set with ``--log-interval``). The step is the
+        counter of an existing ``%`` branch, else the loop's ``enumerate`` index, else a counter the
+        loop increments by one; a ``for`` loop with none gets ``enumerate()`` added (``step``).
+        What the log prints moves with it, so the syncs stop too: a value assigned every step as
+        ``d_x = out.mean().item()`` and read only by moved logs becomes ``out.mean().detach()``,
+        read as ``d_x.item()`` in the log; an assignment right before the log and read only by it
+        (``logs = {"loss": loss.item()}`` then ``pbar.set_postfix(**logs)``) moves into the
+        branch. A device accumulator logged and then reset (``log(train_loss); train_loss = 0.0``)
+        is logged as its mean over the interval: the reset moves into the branch and a step count
+        (``train_loss_steps``) divides the sum. A log whose values keep syncing every step anyway
+        stays where it is (NRN606 marker, by the control-flow rule).
         ``torch.cuda.synchronize()``/``torch.neuron.synchronize()`` run every step (for timing) move
         under the same interval (NRN604). A ``while`` loop with no counter gets an NRN607 marker.
 
@@ -243,15 +309,21 @@ class HostSyncLogging(Rule):
         ...
         for step, (x, y) in enumerate(loader):
             ...
+            # porter: NRN603 deliberate: host sync every LOG_INTERVAL steps (logging interval; was every step)
             if step % LOG_INTERVAL == 0:
                 print(f"step {step} loss {loss.item():.4f}")
 
     Safety:
         Review: output frequency changes (one line per interval instead of per step; a
-        progress-bar postfix updates every N steps). Statements already under an ``if`` that uses
-        ``%`` or ``==``, or in a branch that ends in ``break``/``return``/``raise``/``sys.exit``,
-        are left. A logging helper the loop calls (``log_metrics(loss)``) is not seen (known miss).
-        A moved ``synchronize()`` that guarded something other than timing must be put back.
+        progress-bar postfix updates every N steps; a running value is logged as its mean over
+        the interval), and the marker in the source says so. Statements already under an ``if``
+        that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
+        ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
+        (its calls are ``.item()``/``.detach()``/``get_last_lr()``-like readers); a kept-on-device
+        value must be a fresh tensor or a name not updated in place in the loop (``.detach()``
+        shares storage). A logging helper the loop calls (``log_metrics(loss)``) is not seen
+        (known miss). A moved ``synchronize()`` that guarded something other than timing must be
+        put back.
     """
 
     code: ClassVar[str] = "NRN603"
@@ -268,6 +340,7 @@ class HostSyncLogging(Rule):
 
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.analysis(HostSyncAnalysis)
+        self._fed: set[int] = set()
         moved_loops: dict[int, StepLoop] = {}
         created: set[int] = set()
         blocks: dict[int, tuple[cst.CSTNode, int]] = {}
@@ -293,12 +366,58 @@ class HostSyncLogging(Rule):
         code = "NRN604" if site.kind == SYNCHRONIZE else "NRN603"
         if loop.counter is None:
             what = "synchronize()" if site.kind == SYNCHRONIZE else "logging"
-            self.mark(site.node, f"per-step {what} syncs with the host; add a step counter and run it every N steps", code="NRN607")
+            self.mark(
+                site.node,
+                f"{what} syncs with the host {loop.every}: add a step counter and run it every N steps",
+                code="NRN607",
+            )
             return False
         test = f"{loop.counter} % {loop.interval} == 0"
-        verb = "synchronize()" if site.kind == SYNCHRONIZE else shown
-        self.replace(site.statement, _under_interval(test, created), f"{verb} moved under `if {test}:` (was every step)", code=code)
+        if site.kind == SYNCHRONIZE:
+            marker = f"deliberate: synchronize() every {loop.interval} {loop.unit} (timing interval; was {loop.every})"
+            message = f"synchronize() moved under `if {test}:` (was {loop.every})"
+        else:
+            marker = f"deliberate: host sync every {loop.interval} {loop.unit} (logging interval; was {loop.every})"
+            message = f"{shown} moved under `if {test}:` (was {loop.every}; output every {loop.interval} {loop.unit})"
+        extra: tuple[cst.BaseStatement, ...] = ()
+        for feeder in site.feeders:
+            self._feed(feeder, site)
+        mean = site.mean
+        if mean is not None:
+            marker = (
+                f"deliberate: host sync every {loop.interval} {loop.unit} (logging interval; logs the mean of"
+                f" {mean.name} over the interval, was one step's value {loop.every})"
+            )
+            message = f"{shown} moved under `if {test}:` as the mean of {mean.name} over the interval (was {loop.every})"
+            extra = (mean.reset.with_changes(leading_lines=()), cst.parse_statement(f"{mean.count} = 0\n"))
+            for read in mean.reads:
+                self.replace(read, _mean_read(mean.count), None, code=code)
+            self.remove_statement(mean.reset, None, code=code)
+            self.insert_before(site.statement, [cst.parse_statement(f"{mean.count} += 1\n")], None, code=code)
+            self.insert_after(mean.init, [cst.parse_statement(f"{mean.count} = 0\n")], None, code=code)
+        carried: list[cst.BaseStatement] = []
+        if site.carried is not None:
+            # The assignment is rebuilt inside the `if` from its updated form (its syncs may be edited).
+            self.replace(site.carried, _taken_into(carried), None, code=code)
+            message += f"; `{_describe(site.carried, self.context.module)}` moved with it"
+        transform = _under_interval(test, f"{MARKER_PREFIX} {code} {marker}", created, extra, carried)
+        self.replace(site.statement, transform, message, code=code)
         return True
+
+    def _feed(self, feeder: Feeder, site: Site) -> None:
+        """``d_x = out.mean().item()`` -> ``.detach()``; its reads in the moved log -> ``d_x.item()``."""
+        if id(feeder) not in self._fed:
+            self._fed.add(id(feeder))
+            shown = _describe(feeder.statement, self.context.module)
+            self.replace(
+                feeder.sync,
+                _detached,
+                f"{shown}: kept on the device, read with .item() where it is logged (no host sync {site.loop.per})",
+            )
+        for read in feeder.reads:  # every read is in a log statement that moves (intervals.py)
+            if id(read) not in self._fed:
+                self._fed.add(id(read))
+                self.replace(read, _read_item, None)
 
     def _add_enumerate(self, loop: StepLoop) -> None:
         counter = loop.counter
@@ -353,8 +472,9 @@ class HostSyncControlFlow(Rule):
         (``metric_logger.update(loss=loss.item())``) gets an NRN606 marker, including those inside a
         function or method of the same file that the loop calls every step (``f()``, ``self.m()``,
         ``obj.m()`` with ``obj = LocalClass(...)``; one call level deep), such as a
-        ``MetricLogger.update`` that calls ``v.item()``. Markers start with
-        ``# porter: NRN6`` so ``porter check`` counts the sync below as accounted for.
+        ``MetricLogger.update`` that calls ``v.item()``, and logging statements the logging rule
+        left every step because what they print syncs every step anyway. Only NRN602 (and the
+        logging rule's interval markers) say ``deliberate:``; NRN606 markers name a sync to remove.
 
     Why:
         Each of these waits for the device every step. Control flow on a device value cannot be
@@ -366,7 +486,7 @@ class HostSyncControlFlow(Rule):
             raise RuntimeError("loss diverged")
 
     After:
-        # porter: NRN602 loss.item() feeds control flow: one host sync per step; test on device every N steps
+        # porter: NRN602 deliberate: loss.item() decides control flow (one host sync every step); to drop it, ...
         if not math.isfinite(loss.item()):
             raise RuntimeError("loss diverged")
 
@@ -391,19 +511,30 @@ class HostSyncControlFlow(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         analysis = self.analysis(HostSyncAnalysis)
         module = self.context.module
+        marked: set[tuple[int, str]] = set()  # one marker per statement and code
         for site in analysis.of_kind(CONTROL):
             shown = _describe(site.syncs[0], module) if site.syncs else "a tensor"
             text = module.code_for_node(site.node) + site.note
             if any(word in text for word in ("isfinite", "isnan", "isinf")):
-                advice = "test on device (torch.isfinite) every N steps"
+                advice = "to drop it, test on the device (torch.isfinite) and read the flag every N steps"
             else:
-                advice = "compare on device (torch.minimum/torch.where) and read it every N steps"
-            self.mark(site.node, f"{shown} feeds control flow: one host sync per step; {advice}")
+                advice = "to drop it, compare on the device (torch.minimum/torch.where) and read it every N steps"
+            if self._once(site, "NRN602", marked):
+                self.mark(site.node, f"deliberate: {shown} decides control flow (one host sync {site.loop.every}); {advice}")
         for site in analysis.of_kind(RESIDUAL):
+            if not self._once(site, "NRN606", marked):
+                continue
             shown = _describe(site.syncs[0], module)
-            where = f" ({site.note})" if site.note else ""
-            self.mark(
-                site.node,
-                f"{shown} syncs with the host every step{where}; keep it on device or read it every N steps",
-                code="NRN606",
-            )
+            if site.kept:
+                message = f"logging left {site.loop.every}: {site.note}"
+            else:
+                where = f" ({site.note})" if site.note else ""
+                message = f"{shown} syncs with the host {site.loop.every}{where}: keep it on the device or read it every N steps"
+            self.mark(site.node, message, code="NRN606")
+
+    def _once(self, site: Site, code: str, marked: set[tuple[int, str]]) -> bool:
+        key = (id(self.statement_of(site.node)), code)
+        if key in marked:
+            return False
+        marked.add(key)
+        return True

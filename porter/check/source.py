@@ -68,7 +68,9 @@ def deliberate(text: str) -> bool:
     match = MARKER.search("# " + text)
     if match is None:
         return False
-    return match.group(1) == "NRN602" or bool(DELIBERATE.search(match.group(2)))
+    said = match.group(2).strip()
+    # The host-sync rules start a deliberate sync's marker with "deliberate:" (NRN602/603/604).
+    return match.group(1) == "NRN602" or said.startswith("deliberate:") or bool(DELIBERATE.search(said))
 
 
 def marked(path: str, line: int) -> bool:

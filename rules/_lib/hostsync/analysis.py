@@ -1,0 +1,43 @@
+"""The file's host-sync analysis, shared by the NRN6xx rules through ``Rule.analysis``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.rule import FileAnalysis, Rule
+from porter.rules._lib.hostsync.accumulators import Accumulators
+from porter.rules._lib.hostsync.intervals import Intervals
+from porter.rules._lib.hostsync.loops import StepLoops
+from porter.rules._lib.hostsync.model import Site, StepLoop
+from porter.rules._lib.hostsync.scope import FileScope
+from porter.rules._lib.hostsync.sites import SiteCollector
+
+
+@dataclass
+class HostSyncAnalysis(FileAnalysis):
+    """Step loops (``loops.py``), their per-step sync sites (``sites.py``), which accumulations
+    stay on the device (``accumulators.py``) and which log statements move (``intervals.py``)."""
+
+    index: TreeIndex
+    loops: list[StepLoop] = field(default_factory=list)
+    sites: list[Site] = field(default_factory=list)
+    constant_anchor: cst.BaseStatement | None = None  # insert LOG_INTERVAL after this statement
+    constant_before: bool = False  # insert before the anchor instead
+
+    def of_kind(self, *kinds: str) -> list[Site]:
+        return [site for site in self.sites if site.kind in kinds]
+
+    @classmethod
+    def compute(cls, rule: Rule) -> HostSyncAnalysis:
+        scope = FileScope(rule)
+        finder = StepLoops(scope)
+        loops = finder.find()
+        sites = SiteCollector(scope, loops).collect()
+        accumulators = Accumulators(scope, loops, sites)
+        accumulators.classify()
+        sites.extend(accumulators.logs_reading_converted())
+        Intervals(scope, sites).decide()
+        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before)

@@ -1,0 +1,136 @@
+"""The host-sync rewrites keep the numbers: the original and its port run on the CPU with the
+same seed and data, and what the port logs is what the original logged (or its mean over the
+interval, for a running value reset every step)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+from collections.abc import Callable
+
+import torch
+
+from porter.engine.core import port_source
+from porter.engine.options import Options
+from porter.engine.results import Success
+
+STEPS = 25  # LOG_INTERVAL is 10: the port logs at steps 0, 10 and 20
+
+
+def _port(source: str) -> str:
+    result = port_source(source.encode(), "script.py", Options(all_files=True))
+    assert isinstance(result, Success), result
+    return result.new_text
+
+
+def _run(source: str, name: str, *args: object) -> tuple[object, str]:
+    namespace: dict[str, object] = {}
+    exec(compile(source, "script.py", "exec"), namespace)
+    function = namespace[name]
+    assert callable(function)
+    torch.manual_seed(0)
+    model = torch.nn.Linear(4, 1)
+    data = [(torch.randn(8, 4), torch.randn(8, 1)) for _ in range(STEPS)]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        value = function(model, data, optimizer, *args)
+    return value, out.getvalue()
+
+
+RUNNING_MEAN = '''
+import torch
+
+
+def train(model, data, optimizer, log_metrics, save):
+    train_loss = 0.0
+    for step, (x, y) in enumerate(data):
+        x, y = x.to("cpu"), y.to("cpu")
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        train_loss += loss.item()
+        log_metrics({"train_loss": train_loss}, step)
+        train_loss = 0.0
+        if step % 5 == 0:
+            save(step)
+'''
+
+
+def _logger(into: list[tuple[int, float]]) -> Callable[[dict[str, float], int], None]:
+    return lambda values, step: into.append((step, float(values["train_loss"])))
+
+
+def test_running_value_is_logged_as_its_mean_over_the_interval() -> None:
+    port = _port(RUNNING_MEAN)
+    assert "train_loss_steps" in port and "LOG_INTERVAL" in port
+    original: list[tuple[int, float]] = []
+    ported: list[tuple[int, float]] = []
+    saved: list[int] = []
+    _run(RUNNING_MEAN, "train", _logger(original), lambda step: None)
+    _run(port, "train", _logger(ported), saved.append)
+    per_step = dict(original)
+    assert [step for step, _ in ported] == [0, 10, 20]
+    previous = -1
+    for step, value in ported:
+        window = [per_step[s] for s in range(previous + 1, step + 1)]
+        assert math.isclose(value, sum(window) / len(window), rel_tol=1e-5), (step, value, window)
+        previous = step
+    assert saved == list(range(0, STEPS, 5))  # the checkpoint cadence is untouched
+
+
+FEEDERS = '''
+import torch
+
+
+def train(model, data, optimizer):
+    for i, (x, y) in enumerate(data):
+        x, y = x.to("cpu"), y.to("cpu")
+        optimizer.zero_grad()
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        loss.backward()
+        d_x = out.mean().item()
+        optimizer.step()
+        print(f"{i} loss {loss.item():.6f} d_x {d_x:.6f}")
+'''
+
+
+def test_a_value_kept_on_the_device_prints_the_same_text() -> None:
+    port = _port(FEEDERS)
+    assert "out.mean().detach()" in port and "d_x.item()" in port
+    _, original = _run(FEEDERS, "train")
+    _, ported = _run(port, "train")
+    lines = original.splitlines()
+    assert ported.splitlines() == [lines[0], lines[10], lines[20]]
+
+
+FLOAT_SUM = '''
+import torch
+
+
+def train(model, data, optimizer):
+    total = 0
+    correct = 0
+    for x, y in data:
+        x, y = x.to("cpu"), y.to("cpu")
+        optimizer.zero_grad()
+        out = model(x)
+        loss = torch.nn.functional.mse_loss(out, y)
+        loss.backward()
+        optimizer.step()
+        total += loss.item()
+        correct += (out > 0).sum().item()
+    return total / len(data), correct
+'''
+
+
+def test_a_float_sum_into_an_integer_literal_is_not_truncated() -> None:
+    port = _port(FLOAT_SUM)
+    assert "float(total)" in port and "int(correct)" in port
+    (mean, correct), _ = _run(FLOAT_SUM, "train")  # type: ignore[misc]
+    (ported_mean, ported_correct), _ = _run(port, "train")  # type: ignore[misc]
+    assert 0 < mean < 10 and math.isclose(ported_mean, mean, rel_tol=1e-5)
+    assert ported_correct == correct and isinstance(ported_correct, int)
