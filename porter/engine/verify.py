@@ -147,13 +147,13 @@ class Verifier:
         self.fallback = False
         self._imported: set[str] = set()
         self._marked_blocks: set[tuple[int, str]] = set()  # (block, library) with a marked import
+        for node in tree.find(tree.root, *_IMPORTS):
+            assert isinstance(node, (cst.Import, cst.ImportFrom))
+            self._imported |= _bound_heads(node)
 
     # ----------------------------------------------------------------- entry point
     def run(self, expect_fallback: bool) -> tuple[Finding, ...]:
         root = self.tree.root
-        for node in self.tree.find(root, *_IMPORTS):
-            assert isinstance(node, (cst.Import, cst.ImportFrom))
-            self._imported |= _bound_heads(node)
         self._learn_flags()
         # Pre-order walk; each entry: node, reachable on Neuron, inside a test expression.
         stack: list[tuple[cst.CSTNode, bool, bool]] = [(root, True, False)]
@@ -378,15 +378,17 @@ class Verifier:
 
     def _string(self, node: cst.SimpleString | cst.FormattedString) -> None:
         value = string_value(node)
+        if value is not None and cuda_only.CUDA_ENV.match(value):  # an environment key: set or read
+            if not isinstance(self.tree.parents.get(node), (cst.Comparison, cst.ComparisonTarget)):
+                code = "NRN114" if "NCCL" in value else "NRN303"
+                self._cuda_only(node, f"{value} left in the port: a CUDA/NCCL setting that Neuron does not read", code)
+            return
         if _is_compared(self.tree, node) or not _is_setting(self.tree, node):
             return
         if cuda_string(node):
             self._cuda_only(node, f"device value {_short(node)} left in the port: \"neuron\" (or torch.accelerator) on Neuron", "NRN101")
         elif value == "nccl":
             self._cuda_only(node, "backend \"nccl\" left in the port: the process-group backend on Neuron is \"neuron\"", "NRN301")
-        elif value is not None and cuda_only.CUDA_ENV.match(value):
-            code = "NRN114" if "NCCL" in value else "NRN303"
-            self._cuda_only(node, f"{value} left in the port: a CUDA/NCCL setting that Neuron does not read", code)
 
     def _import(self, node: cst.Import | cst.ImportFrom) -> None:
         if isinstance(node, cst.ImportFrom) and (node.relative or node.module is None):
@@ -534,7 +536,7 @@ def _is_compared(tree: TreeIndex, node: cst.CSTNode) -> bool:
     if isinstance(parent, cst.DictElement) and parent.key is current:
         return True
     if isinstance(parent, cst.Index):
-        return True
+        return True  # d["cuda"] (environment variable names are checked before this)
     if isinstance(parent, cst.Arg):
         call = tree.parents.get(parent)
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _COMPARE_METHODS:
