@@ -39,7 +39,11 @@ functions only called from unreachable code, are not followed.
 
 Cost: the ported file's ``TreeIndex`` (one pass), one pass over it here, import-based qualified
 names (``porter.engine.fastcst.names``) asked only for chains rooted at an imported name, and
-positions only for findings. ``tests/test_verify.py`` measures the ratio to the port itself.
+positions only for findings. Measured (2 shared cores, 2026-12-01): 8-11% of the port's time on
+the samples and on transformers' ``trainer.py``/``modeling_utils.py``; more where a name is both
+imported and bound inside a function (libcst's scope analysis is then run on the output too:
+``training_args.py`` 32%) and where a finding sits in a huge top-level class (its positions cost
+one ``PositionProvider`` pass over that class).
 """
 
 from __future__ import annotations
@@ -111,7 +115,7 @@ class _Binding:
 def verify_port(module: cst.Module, path: str, had_fallback: bool) -> tuple[Finding, ...]:
     """Verify a ported module (a tree not indexed yet): index it, resolve names lazily."""
     tree = TreeIndex(module)
-    names = LazyQualifiedNames(tree, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))
+    names = LazyQualifiedNames(tree, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))  # type: ignore[arg-type]
     positions = StatementPositions(module, tree.parents)
     return Verifier(tree, names, positions, path).run(expect_fallback=had_fallback)
 
