@@ -1,4 +1,4 @@
-"""NRN901-NRN908: CUDA-only libraries and kernels get a review marker naming the replacement."""
+"""NRN901-NRN912: CUDA-only libraries and kernels get a review marker naming the replacement."""
 
 from __future__ import annotations
 
@@ -8,7 +8,18 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
-from porter.rules._tables.cuda_only import CODES, CUDA_SDPA_BACKENDS, Entry, entry_for, triggers
+from porter.rules._tables.cuda_only import (
+    CODES,
+    CUDA_SDPA_BACKENDS,
+    NVIDIA_SMI,
+    NVIDIA_SMI_MESSAGE,
+    SHELL_CALLS,
+    VERSION_CUDA,
+    VERSION_CUDA_MESSAGE,
+    Entry,
+    entry_for,
+    triggers,
+)
 from porter.rules._lib.nodes import dotted
 
 
@@ -23,11 +34,19 @@ class CudaOnlyDeps(Rule):
         ``F.scaled_dot_product_attention``; NRN904 Triton kernels (``@triton.jit``,
         ``@triton.autotune``); NRN905 bitsandbytes quantized layers and ``BitsAndBytesConfig``
         (``bitsandbytes.optim`` belongs to the optimizer rules); NRN906
-        ``torch.utils.cpp_extension.load``/``load_inline``/``CUDAExtension``; NRN907
-        ``torch.backends.cuda.sdp_kernel`` and ``torch.nn.attention.sdpa_kernel`` naming a CUDA
-        backend (flash, efficient, cuDNN); NRN908 other CUDA-only libraries (CuPy, PyCUDA,
-        numba.cuda, NVML, Transformer Engine, Liger, mamba_ssm, causal_conv1d, FlashInfer,
-        TensorRT, DALI). The list lives in ``rules/_tables/cuda_only.py``.
+        ``torch.utils.cpp_extension.load``/``load_inline``/``CUDAExtension`` (their ``.cu``
+        sources); NRN907 ``torch.backends.cuda.sdp_kernel`` and ``torch.nn.attention.sdpa_kernel``
+        naming a CUDA backend (flash, efficient, cuDNN); NRN908 other CUDA-only libraries (CuPy,
+        PyCUDA, numba.cuda, NVML/``pynvml``/``nvidia_smi``, GPUtil, Transformer Engine, Liger,
+        mamba_ssm, causal_conv1d, FlashInfer, TensorRT, DALI); NRN909 Hub kernels
+        (``kernels.get_kernel``); NRN910 FP8 ``torch._scaled_mm``; NRN911 ``nvidia-smi`` run from
+        Python (``subprocess.*``, ``os.system``/``os.popen``: a string argument naming it); NRN912
+        ``torch.version.cuda`` in a test (an ``if``/``while``/ternary/assert condition, or a
+        comparison or boolean expression kept in a flag). Triton (NRN904) is marked on its import,
+        once per block (``import triton`` covers ``import triton.language as tl`` below it), and on
+        each kernel definition. The list lives in ``rules/_tables/cuda_only.py``; the post-port
+        verifier (``porter/engine/verify.py``) reads the same table and reports any of these left
+        without a marker. bitsandbytes and apex optimizers are ported by NRN511/NRN512.
 
     Why:
         These libraries ship CUDA (or Triton) kernels; none runs on Trainium, where TorchNeuron
@@ -38,7 +57,9 @@ class CudaOnlyDeps(Rule):
         marker however often the names are used; guarded ``try: import flash_attn`` blocks
         included); on each use when only the top-level package is imported (``import apex`` then
         ``apex.amp.initialize(...)``); on the call for extension loads and SDPA backend selection
-        (the call holds the sources/backends); on the kernel definition for Triton.
+        (the call holds the sources/backends); on the kernel definition for Triton. A
+        ``torch.version.cuda`` test is False on Neuron (the attribute is None), so whatever it
+        gates silently changes; printing it changes nothing and is left alone.
 
     Before:
         from flash_attn import flash_attn_func
@@ -56,7 +77,11 @@ class CudaOnlyDeps(Rule):
         aliases (``import xformers.ops as xops``) are covered; a library reached through
         ``importlib.import_module("...")`` or a string config (HF ``attn_implementation=``) is not
         seen here. ``sdpa_kernel`` is marked only when its arguments name a CUDA backend
-        (``SDPBackend.MATH`` alone is fine everywhere).
+        (``SDPBackend.MATH`` alone is fine everywhere). What a name holds: the callee of a shell
+        call is resolved by qualified name (``import subprocess as sp``), the command only from
+        string literals and f-string text in its arguments (a command built in a variable
+        elsewhere is not seen); a local function named ``get_kernel``/``_scaled_mm`` is not the
+        library's.
     """
 
     code: ClassVar[str] = "NRN901"
@@ -70,6 +95,7 @@ class CudaOnlyDeps(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._marked: set[tuple[int, str]] = set()
         self._covered_locals: set[str] = set()  # names bound by an import that got its marker
+        self._marked_blocks: set[tuple[int, str, str]] = set()  # (block, code, prefix) with an import marked
 
     # ------------------------------------------------------------------ imports
     # (A batched visitor cannot skip children: names inside imports have no qualified name, so
@@ -103,11 +129,36 @@ class CudaOnlyDeps(Rule):
         if entry is None or any(e == full or e.startswith(full + ".") for e in entry.exclude):
             return  # not CUDA-only, or only its uses say which part is used (import apex)
         self._covered_locals.add(local)
+        # One marker per library and block: `import triton` covers `import triton.language as tl` below it.
+        block = (id(self.parent(self.statement_of(node))), entry.code, entry.prefix)
+        if block in self._marked_blocks:
+            return
+        self._marked_blocks.add(block)
         self._mark_once(node, entry)
 
     # ------------------------------------------------------------------ uses of a package imported whole
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.matches(node, VERSION_CUDA):
+            if self._gates(node):
+                self._mark_once(node, Entry("NRN912", VERSION_CUDA, VERSION_CUDA_MESSAGE, where="test"))
+            return
         self._use(node)
+
+    def _gates(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is part of a test: an if/while/ternary/assert condition, or a
+        comparison or boolean expression (a flag computed from it)."""
+        child = node
+        for parent in self.ancestors(node):
+            if isinstance(parent, (cst.Comparison, cst.BooleanOperation)):
+                return True
+            if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+                return True
+            if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)):
+                return child is parent.test
+            if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return False
+            child = parent
+        return False
 
     def visit_Name(self, node: cst.Name) -> None:
         self._use(node)
@@ -127,6 +178,9 @@ class CudaOnlyDeps(Rule):
 
     # ------------------------------------------------------------------ calls and kernels
     def visit_Call(self, node: cst.Call) -> None:
+        if self.qualified(node.func) & SHELL_CALLS and self._runs_nvidia_smi(node):
+            self._mark_once(node, Entry("NRN911", NVIDIA_SMI, NVIDIA_SMI_MESSAGE, where="call"))
+            return
         for name in self.qualified(node.func):
             entry = entry_for(name, "call")
             if entry is None:
@@ -137,6 +191,16 @@ class CudaOnlyDeps(Rule):
                     return
             self._mark_once(node, entry)
             return
+
+    def _runs_nvidia_smi(self, call: cst.Call) -> bool:
+        tree = self.context.tree
+        assert tree is not None
+        for arg in call.args:
+            for node in tree.walk(arg):
+                text = node.value if isinstance(node, (cst.SimpleString, cst.FormattedStringText)) else ""
+                if NVIDIA_SMI in text:
+                    return True
+        return False
 
     def visit_Decorator(self, node: cst.Decorator) -> None:
         target = node.decorator.func if isinstance(node.decorator, cst.Call) else node.decorator

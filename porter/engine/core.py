@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from porter.engine.changes import Change
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
@@ -26,6 +26,7 @@ from porter.engine.results import Failure, FileResult, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
 from porter.engine.textio import SourceError, check_bytes, decode_source, read_source
 from porter.engine.fastcst.walk import TreeIndex, dispatch
+from porter.engine.verify import had_fallback, verify_port, verify_tree
 
 # A file already written for Neuron is "being ported" even with no CUDA-ism left.
 _TARGETS_NEURON = re.compile(r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
@@ -133,8 +134,13 @@ def _port_module(
         {change for change, context_only in context.changes if kept(change.code, context_only)},
         key=lambda change: (change.line, change.column, change.code, change.message),
     )
+    names = metadata[QualifiedNameProvider]
+
+    def unchanged() -> Unchanged:  # the output is the input: verify the tree already indexed
+        return Unchanged(path, findings=verify_tree(tree, names, context.position, path))  # type: ignore[arg-type]
+
     if not edits:
-        return Unchanged(path)
+        return unchanged()
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
     edits += unused_import_edits(metadata, collector.found, candidates, edits)
@@ -142,7 +148,7 @@ def _port_module(
     new_module = _add_missing_imports(new_module, edits)
     new = new_module.bytes
     if new == data:
-        return Unchanged(path)
+        return unchanged()
     restored = _keep_unowned_bytes(data, module.bytes, new)
     if restored is None:
         return Failure(
@@ -155,7 +161,8 @@ def _port_module(
         cst.parse_module(new)
     except Exception as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
-    return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes))
+    findings = verify_port(new_module, path, had_fallback(tree, names))  # type: ignore[arg-type]
+    return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes), findings=findings)
 
 
 def _keep_unowned_bytes(data: bytes, reproduced: bytes, new: bytes) -> bytes | None:

@@ -2,10 +2,44 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
 from porter.engine.changes import Change, Kind, Safety
 from porter.engine.diffing import unified_diff
+
+
+class FindingKind(str, enum.Enum):
+    """What the post-port verifier (``porter.engine.verify``) found in a port's output.
+
+    ``cuda-only``: CUDA-only code reachable on Neuron with no ``# porter:`` marker above it;
+    ``neuron-api``: a ``torch.neuron.*`` name or call the real module does not have or bind;
+    ``cpu-fallback``: the original chose the CPU when no accelerator is present, the port does not.
+    """
+
+    CUDA_ONLY = "cuda-only"
+    NEURON_API = "neuron-api"
+    CPU_FALLBACK = "cpu-fallback"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verifier finding at a line of the port's *output* (the file as written)."""
+
+    kind: FindingKind
+    path: str
+    line: int
+    message: str
+    code: str | None = None  # the rule code that ports or marks this construct, if one does
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind.value, "path": self.path, "line": self.line, "message": self.message, "code": self.code}
 
 
 @dataclass(frozen=True)
@@ -25,6 +59,7 @@ class Success(FileResult):
     new: bytes
     encoding: str
     changes: tuple[Change, ...]
+    findings: tuple[Finding, ...] = ()  # the verifier's, on ``new``
 
     @property
     def old_text(self) -> str:
@@ -56,6 +91,7 @@ class Unchanged(FileResult):
     """Nothing to port. ``skipped`` says why no parse was needed (``prefilter``), if so."""
 
     skipped: str | None = None
+    findings: tuple[Finding, ...] = ()  # the verifier's, on the file as it is (empty when not parsed)
 
 
 @dataclass(frozen=True)

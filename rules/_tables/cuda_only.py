@@ -1,4 +1,5 @@
-"""The data table behind the CUDA-only dependency markers (NRN901-NRN908).
+"""The data table behind the CUDA-only dependency markers (NRN901-NRN912), also read by the
+post-port verifier (``porter/engine/verify.py``).
 
 Each entry names a qualified-name prefix, the code, the one-line marker text and where the marker
 goes: ``import`` — on the import that brings the library in (a use of a module imported only as
@@ -10,6 +11,7 @@ sub-prefixes other rules own (apex and bitsandbytes optimizers: the optimizer ru
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -48,6 +50,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("NRN904", "triton.jit", "Triton kernel: Triton does not target Neuron; use torch ops (torch.compile(backend=\"neuron\") fuses them) or an NKI kernel", where="decorator"),
     Entry("NRN904", "triton.autotune", "Triton kernel: Triton does not target Neuron; use torch ops (torch.compile(backend=\"neuron\") fuses them) or an NKI kernel", where="decorator"),
     Entry("NRN904", "triton.heuristics", "Triton kernel: Triton does not target Neuron; use torch ops (torch.compile(backend=\"neuron\") fuses them) or an NKI kernel", where="decorator"),
+    Entry("NRN904", "triton", "Triton does not target Neuron: replace the kernels this file defines or launches with torch ops (torch.compile(backend=\"neuron\") fuses them) or NKI kernels"),
     # NRN905 bitsandbytes quantized layers (bitsandbytes.optim: optimizer rules)
     Entry("NRN905", "bitsandbytes", "bitsandbytes layers are CUDA-only: use torch.nn.Linear in bfloat16 (no 8/4-bit kernels on Neuron)", exclude=("bitsandbytes.optim",)),
     Entry("NRN905", "transformers.BitsAndBytesConfig", "bitsandbytes quantization is CUDA-only: load in bfloat16 (torch_dtype=torch.bfloat16) instead", where="call"),
@@ -71,7 +74,30 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("NRN908", "torch_tensorrt", "TensorRT is NVIDIA-only: use torch.compile(backend=\"neuron\")"),
     Entry("NRN908", "tensorrt", "TensorRT is NVIDIA-only: use torch.compile(backend=\"neuron\")"),
     Entry("NRN908", "nvidia.dali", "NVIDIA DALI decodes on CUDA: use a torch DataLoader (decode on CPU)"),
+    Entry("NRN908", "nvidia_smi", "nvidia_smi (NVML) is NVIDIA-only: use neuron-top / neuron-monitor, or torch.neuron memory counters"),
+    Entry("NRN908", "GPUtil", "GPUtil runs nvidia-smi, absent on Trainium: use torch.neuron.device_count() / neuron-ls"),
+    # NRN909 Hub kernels: CUDA (ROCm, Metal, XPU) builds only
+    Entry("NRN909", "kernels.get_kernel", "Hub kernels have no Neuron build: keep the torch implementation the kernel replaces", where="call"),
+    Entry("NRN909", "kernels.get_local_kernel", "Hub kernels have no Neuron build: keep the torch implementation the kernel replaces", where="call"),
+    # NRN910 FP8 scaled matmul (CUDA FP8 tensor cores)
+    Entry("NRN910", "torch._scaled_mm", "FP8 torch._scaled_mm has no Neuron kernel: use a bfloat16 matmul (a @ b under torch.autocast(\"neuron\", dtype=torch.bfloat16)) and drop the scales", where="call"),
+    Entry("NRN910", "torch._scaled_grouped_mm", "FP8 torch._scaled_grouped_mm has no Neuron kernel: use bfloat16 matmuls per group and drop the scales", where="call"),
 )
+
+# NRN911: calls that run a command line; one naming nvidia-smi is marked.
+SHELL_CALLS: frozenset[str] = frozenset({
+    "os.system", "os.popen", "os.execvp", "os.execlp", "subprocess.run", "subprocess.call", "subprocess.check_call",
+    "subprocess.check_output", "subprocess.Popen", "subprocess.getoutput", "subprocess.getstatusoutput",
+})
+NVIDIA_SMI = "nvidia-smi"
+NVIDIA_SMI_MESSAGE = "nvidia-smi does not exist on Trainium: use neuron-ls / neuron-top (or torch.neuron.device_count() in Python)"
+# NRN912: a test on torch.version.cuda (None on a Neuron torch build) silently takes the non-CUDA path.
+VERSION_CUDA = "torch.version.cuda"
+VERSION_CUDA_MESSAGE = "torch.version.cuda is None on Neuron, so this test takes its non-CUDA path there: test the device type (or torch.accelerator) instead"
+
+# CUDA / NCCL environment variables: set or read, they mean nothing on Neuron (the verifier's list;
+# env-settings NRN303/NRN114 port or mark them).
+CUDA_ENV = re.compile(r"^(CUDA_[A-Z0-9_]+|PYTORCH_CUDA_[A-Z0-9_]+|PYTORCH_NVML_[A-Z0-9_]+|NVIDIA_[A-Z0-9_]+|CUBLAS_[A-Z0-9_]+|CUBLASLT_[A-Z0-9_]+|CUDNN_[A-Z0-9_]+|TORCH_CUDNN_[A-Z0-9_]+|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+)$")
 
 # SDPA backends that are CUDA kernels: an sdpa_kernel(...) naming only MATH is left alone.
 CUDA_SDPA_BACKENDS: tuple[str, ...] = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
@@ -86,6 +112,10 @@ CODES: dict[str, str] = {
     "NRN906": "torch.utils.cpp_extension loads / CUDAExtension: review marker",
     "NRN907": "torch.backends.cuda.sdp_kernel / sdpa_kernel with CUDA backends: review marker",
     "NRN908": "other CUDA-only libraries (CuPy, NVML, Transformer Engine, Liger, DALI, TensorRT...): review marker",
+    "NRN909": "Hub kernels (kernels.get_kernel): no Neuron build, review marker",
+    "NRN910": "FP8 torch._scaled_mm: no Neuron kernel, review marker (bfloat16 matmul)",
+    "NRN911": "nvidia-smi run from Python (subprocess, os.system): review marker (neuron-ls / neuron-top)",
+    "NRN912": "torch.version.cuda tests that gate behaviour: review marker (None on Neuron)",
 }
 
 
@@ -97,11 +127,21 @@ def entry_for(name: str, where: str | None = None) -> Entry | None:
     return None
 
 
+def library_for(name: str) -> Entry | None:
+    """The import entry whose library ``name`` belongs to, parts other rules port included (the
+    verifier's question: is this CUDA-only at all?)."""
+    for entry in ENTRIES:
+        if entry.where == "import" and (name == entry.prefix or name.startswith(entry.prefix + ".")):
+            return entry
+    return None
+
+
 def triggers() -> tuple[str, ...]:
     """Raw-text words: each import entry's top-level package, plus the call/decorator spellings."""
     packages = {entry.prefix.split(".")[0] for entry in ENTRIES if entry.where == "import"}
     # Imports are what the rule marks: "import flash_attn"/"from flash_attn" rather than the bare
     # package name, which libraries mention in comments and feature checks all the time.
     words = {f"{form} {package}" for package in packages for form in ("import", "from")}
-    words |= {"triton", "cpp_extension", "BitsAndBytesConfig", "sdp_kernel", "sdpa_kernel"}
+    words |= {"triton", "cpp_extension", "BitsAndBytesConfig", "sdp_kernel", "sdpa_kernel", "get_kernel",
+              "get_local_kernel", "_scaled_mm", "_scaled_grouped_mm", NVIDIA_SMI, "version.cuda"}
     return tuple(sorted(words))

@@ -1,0 +1,598 @@
+"""The post-port verifier: porter reads its own output back and says what still cannot run on Neuron.
+
+What it checks, on the tree of the file as written (the ported module, or the original when the
+port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
+
+* ``cuda-only``: CUDA-only code reachable on Neuron whose statement carries no ``# porter:`` marker
+  (a comment line above it, or a trailing comment): ``torch.cuda.*`` (the availability queries
+  ``is_available``/``is_initialized`` anywhere and ``device_count`` inside a test are harmless: they
+  answer False/0), ``.cuda()`` calls, ``"cuda"``/``"cuda:N"``/``f"cuda:{i}"`` device values,
+  ``"nccl"`` values, CUDA/NCCL environment variable names (``rules/_tables/cuda_only.py:
+  CUDA_ENV``), ``DataParallel``, the CUDA-only libraries and calls of ``rules/_tables/cuda_only.py``
+  (imports; the uses of a package imported whole, ``import apex`` then ``apex.amp.x``, when that
+  import is not marked; kernel decorators; ``cpp_extension.load``, ``_scaled_mm``,
+  ``kernels.get_kernel``, SDPA backend selection), ``nvidia-smi`` run from Python, and tests on
+  ``torch.version.cuda``.
+* ``neuron-api``: every ``torch.neuron.<name>`` is in the signature table
+  (``rules/_tables/neuron_api.py``) and every call binds to its parameters: no extra positional
+  argument, no unknown keyword, no parameter given twice, every required one given (calls with
+  ``*args``/``**kwargs`` are checked only for what they show).
+* ``cpu-fallback``: the original tested CUDA availability to choose a device (an ``if``/ternary on
+  ``torch.cuda.is_available()``/``device_count()`` that places something, or a statement that keeps
+  the answer, ``use_cuda = torch.cuda.is_available()``) and the output tests no availability at
+  all (``torch.accelerator.is_available``/``current_accelerator``, ``torch.neuron.is_available``/
+  ``device_count``, or the CUDA test kept).
+
+How reachability is decided (what a test holds on Neuron): a test is evaluated to True, False or
+unknown on a Trainium host. False: ``torch.cuda.is_available()``, ``torch.cuda.is_initialized()``,
+``torch.backends.cudnn.is_available()``, ``torch.cuda.device_count()`` (truthy, ``> 0``, ``>= 1``,
+``> 1``, ``!= 0``), ``torch.version.cuda`` (truthy, ``is not None``), ``x.is_cuda``, ``x ==
+"cuda"``/``"cuda" in x``/``x.startswith("cuda")`` with a CUDA device literal, ``x in ("cuda",
+...)`` with CUDA literals only. True: ``torch.neuron.is_available()``/``device_count()``,
+``torch.accelerator.is_available()``, ``hasattr(torch, "neuron")``, ``x == "neuron"``/
+``x.type == "neuron"`` (the port's own tests). ``not``, ``and``, ``or``, ``==/!= 0``, ``is None`` and
+``!=`` combine them; a name or attribute every assignment in the file gives one known value
+(``use_cuda = not args.no_cuda and torch.cuda.is_available()``) holds it. Anything else is unknown.
+The body of an ``if``/``while``/ternary whose test is False is unreachable, and so is the
+``else`` of a True test; unknown tests leave both reachable. Code after an early exit, and
+functions only called from unreachable code, are not followed.
+
+Cost: the ported file's ``TreeIndex`` (one pass), one pass over it here, import-based qualified
+names (``porter.engine.fastcst.names``) asked only for chains rooted at an imported name, and
+positions only for findings. Measured (2 shared cores, 2026-12-01): 8-11% of the port's time on
+the samples and on transformers' ``trainer.py``/``modeling_utils.py``; more where a name is both
+imported and bound inside a function (libcst's scope analysis is then run on the output too:
+``training_args.py`` 32%) and where a finding sits in a huge top-level class (its positions cost
+one ``PositionProvider`` pass over that class).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, QualifiedName, QualifiedNameProvider, QualifiedNameSource
+
+from porter.engine.fastcst.names import LazyQualifiedNames
+from porter.engine.fastcst.positions import StatementPositions
+from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.results import Finding, FindingKind
+from porter.rules._lib.device import cuda_string
+from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._tables import cuda_only
+from porter.rules._tables.neuron_api import REQUIRED, TABLE, Entry
+
+Names = Mapping[cst.CSTNode, set[QualifiedName]]
+Position = Callable[[cst.CSTNode], tuple[int, int]]
+
+MARKER = "# porter:"
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+_IMPORTS = (cst.Import, cst.ImportFrom)
+_STRINGS = (cst.SimpleString, cst.FormattedString)
+_ELEMENTS = (cst.Element, cst.Tuple, cst.List, cst.Set)
+
+# Tests that are False on a Trainium host, and True there.
+_FALSE_QUERIES = frozenset({
+    "torch.cuda.is_available", "torch.cuda.is_initialized", "torch.backends.cudnn.is_available",
+    "torch.cuda.device_count",
+})
+_TRUE_QUERIES = frozenset({
+    "torch.neuron.is_available", "torch.neuron.device_count", "torch.accelerator.is_available",
+    "torch.accelerator.device_count",
+})
+# torch.cuda names that are harmless on Neuron: anywhere / only inside a test.
+_HARMLESS = frozenset({"torch.cuda.is_available", "torch.cuda.is_initialized"})
+_HARMLESS_IN_TESTS = frozenset({"torch.cuda.device_count", "torch.cuda", "torch.cuda.is_bf16_supported"})
+_AVAILABILITY = frozenset({
+    "torch.cuda.is_available", "torch.cuda.device_count", "torch.accelerator.is_available",
+    "torch.accelerator.current_accelerator", "torch.accelerator.device_count", "torch.neuron.is_available",
+    "torch.neuron.device_count",
+})
+_CUDA_AVAILABILITY = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+_DATA_PARALLEL = frozenset({
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel",
+    "torch.nn.parallel.data_parallel.DataParallel",
+})
+_PLACES = re.compile(r"""["'](cuda|cpu|neuron)\b|\.cuda\(|\.to\(|device""")
+_GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_COMPARE_METHODS = frozenset({"startswith", "endswith", "find", "index", "count", "__contains__"})
+
+
+@dataclass
+class _Binding:
+    """An import of a CUDA-only library: the local name it binds and whether it is marked."""
+
+    statement: cst.BaseStatement
+    entry: cuda_only.Entry
+    marked: bool
+    whole: bool  # ``import apex`` / ``import bitsandbytes as bnb``: the uses say what is used
+    guarded: bool  # inside ``try:`` with an ``except ImportError`` (or broader) handler
+    uses: list[tuple[cst.BaseStatement, bool]] = field(default_factory=list)  # (statement, marked)
+
+
+def verify_port(module: cst.Module, path: str, had_fallback: bool) -> tuple[Finding, ...]:
+    """Verify a ported module (a tree not indexed yet): index it, resolve names lazily."""
+    tree = TreeIndex(module)
+    names = LazyQualifiedNames(tree, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))  # type: ignore[arg-type]
+    positions = StatementPositions(module, tree.parents)
+    return Verifier(tree, names, positions, path).run(expect_fallback=had_fallback)
+
+
+def verify_tree(tree: TreeIndex, names: Names, position: Position, path: str) -> tuple[Finding, ...]:
+    """Verify a file the port left as it was, on the index and names the port already built."""
+    return Verifier(tree, names, position, path).run(expect_fallback=False)
+
+
+def had_fallback(tree: TreeIndex, names: Names) -> bool:
+    """Whether the original chooses the CPU when CUDA is absent (see the module doc)."""
+    verifier = Verifier(tree, names, lambda node: (0, 0), "")
+    for call in tree.find(tree.root, cst.Call):
+        assert isinstance(call, cst.Call)
+        if verifier.qualified(call.func) & _CUDA_AVAILABILITY:
+            statement = verifier.statement_of(call)
+            if not isinstance(statement, (cst.If, cst.While)):
+                return True  # a ternary, or the answer kept in a name
+            if _PLACES.search(tree.root.code_for_node(statement) if isinstance(tree.root, cst.Module) else ""):
+                return True
+    return False
+
+
+class Verifier:
+    def __init__(self, tree: TreeIndex, names: Names, position: Position, path: str) -> None:
+        self.tree = tree
+        self.names = names
+        self.position = position
+        self.path = path
+        self.findings: dict[tuple[int, str | None, FindingKind], Finding] = {}
+        self.bindings: dict[str, list[_Binding]] = {}
+        self.flags: dict[str, bool | None] = {}
+        self.fallback = False
+        self._imported: set[str] = set()
+        self._marked_blocks: set[tuple[int, str]] = set()  # (block, library) with a marked import
+        for node in tree.find(tree.root, *_IMPORTS):
+            assert isinstance(node, (cst.Import, cst.ImportFrom))
+            self._imported |= _bound_heads(node)
+
+    # ----------------------------------------------------------------- entry point
+    def run(self, expect_fallback: bool) -> tuple[Finding, ...]:
+        root = self.tree.root
+        self._learn_flags()
+        # Pre-order walk; each entry: node, reachable on Neuron, inside a test expression.
+        stack: list[tuple[cst.CSTNode, bool, bool]] = [(root, True, False)]
+        while stack:
+            node, reachable, in_test = stack.pop()
+            if not reachable:
+                continue
+            self._check(node, in_test)
+            stack.extend(reversed(list(self._children(node, in_test))))
+        self._finish_bindings()
+        if expect_fallback and not self.fallback:
+            self._add(
+                root,
+                FindingKind.CPU_FALLBACK,
+                "the original falls back to the CPU when no GPU is present; the port tests no accelerator "
+                "(use torch.accelerator.is_available() / current_accelerator() to keep the fallback)",
+                "NRN101",
+                line=1,
+            )
+        return tuple(sorted(self.findings.values(), key=lambda f: (f.line, f.kind.value, f.code or "", f.message)))
+
+    def _children(self, node: cst.CSTNode, in_test: bool) -> Iterable[tuple[cst.CSTNode, bool, bool]]:
+        kids = self.tree.of(node)
+        if isinstance(node, (cst.If, cst.While, cst.IfExp)):
+            value = self.value(node.test)
+            body = value is not False
+            orelse = value is not True or isinstance(node, cst.While)
+            for kid in kids:
+                if kid is node.test:
+                    yield kid, True, True
+                elif kid is node.body:
+                    yield kid, body, in_test
+                elif kid is node.orelse:
+                    yield kid, orelse, in_test
+                else:
+                    yield kid, True, in_test
+            return
+        test = in_test or isinstance(node, (cst.Comparison, cst.BooleanOperation)) or (
+            isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
+        ) or (isinstance(node, cst.Assert))
+        for kid in kids:
+            yield kid, True, test
+
+    # ----------------------------------------------------------------- names and statements
+    def qualified(self, node: cst.CSTNode) -> set[str]:
+        """Imported qualified names of a dotted chain rooted at a name (never through a call)."""
+        current = node
+        while isinstance(current, cst.Attribute):
+            current = current.value
+        if not isinstance(current, cst.Name):
+            return set()
+        if current.value not in self._imported:
+            return set()
+        found = self.names.get(node, set()) or set()
+        return {q.name for q in found if q.source is QualifiedNameSource.IMPORT}
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement:
+        current: cst.CSTNode | None = node
+        while current is not None and not isinstance(current, _STATEMENTS):
+            current = self.tree.parents.get(current)
+        return current if current is not None else node  # type: ignore[return-value]
+
+    # ----------------------------------------------------------------- what a test holds on Neuron
+    def value(self, test: cst.BaseExpression) -> bool | None:
+        """True / False on a Trainium host, None when unknown (the module doc lists the cases)."""
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = self.value(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self.value(test.left), self.value(test.right)
+            if isinstance(test.operator, cst.And):
+                return False if False in (left, right) else True if left is right is True else None
+            return True if True in (left, right) else False if left is right is False else None
+        if isinstance(test, cst.Call):
+            names = self.qualified(test.func)
+            if names & _FALSE_QUERIES:
+                return False
+            if names & _TRUE_QUERIES:
+                return True
+            if dotted(test.func) == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) == "neuron":
+                return True if self.qualified(test.args[0].value) & {"torch"} else None
+            if isinstance(test.func, cst.Attribute) and test.func.attr.value == "startswith" and test.args:
+                prefix = string_value(test.args[0].value)
+                if prefix is not None and prefix.startswith("cuda"):
+                    return False
+            return None
+        if isinstance(test, (cst.Attribute, cst.Name)):
+            if isinstance(test, cst.Attribute) and test.attr.value == "is_cuda":
+                return False
+            if "torch.version.cuda" in self.qualified(test):
+                return False
+            text = dotted(test)
+            return self.flags.get(text) if text else None
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            return self._compare(test.left, test.comparisons[0])
+        return None
+
+    def _compare(self, left: cst.BaseExpression, comparison: cst.ComparisonTarget) -> bool | None:
+        op, right = comparison.operator, comparison.comparator
+        negated = isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn))
+        if isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
+            for one, other in ((left, right), (right, left)):
+                literal = string_value(one)
+                if literal is not None and string_value(other) is None:
+                    kind = literal.split(":")[0]
+                    if kind in ("cuda", "neuron"):
+                        held = kind == "neuron"
+                        return held != negated
+                if isinstance(one, cst.Name) and one.value == "None" or isinstance(one, cst.Integer) and one.value == "0":
+                    inner = self.value(other)
+                    if inner is not None:  # a False query is None / 0 on Neuron
+                        return (not inner) != negated
+            return None
+        if isinstance(op, (cst.In, cst.NotIn)):
+            literal = string_value(left)
+            if literal is not None and cuda_string(left):
+                return negated  # "cuda" in device: False
+            if isinstance(right, (cst.Tuple, cst.List, cst.Set)) and right.elements:
+                if all(cuda_string(e.value) for e in right.elements):
+                    return negated
+            return None
+        inner = self.value(left)
+        number = right.value if isinstance(right, cst.Integer) else None
+        if inner is False and number is not None:  # device_count() > 0 on Neuron is 0 > 0
+            if isinstance(op, cst.GreaterThan) or isinstance(op, cst.GreaterThanEqual) and number != "0":
+                return False
+        return None
+
+    def _learn_flags(self) -> None:
+        """Names every assignment in the file gives one known value (``use_cuda = ...``)."""
+        for node in self.tree.find(self.tree.root, cst.Assign):
+            assert isinstance(node, cst.Assign)
+            value = self.value(node.value) if _mentions_query(node.value) else None
+            for target in node.targets:
+                text = dotted(target.target)
+                if text is None:
+                    continue
+                if text in self.flags and self.flags[text] != value:
+                    self.flags[text] = None
+                else:
+                    self.flags.setdefault(text, value)
+        for node in self.tree.find(self.tree.root, cst.AugAssign, cst.AnnAssign):
+            text = dotted(node.target)  # type: ignore[attr-defined]
+            if text is not None:
+                self.flags[text] = None
+
+    # ----------------------------------------------------------------- the checks
+    def _check(self, node: cst.CSTNode, in_test: bool) -> None:
+        kind = type(node)
+        if kind is cst.Attribute or kind is cst.Name:
+            parent = self.tree.parents.get(node)
+            if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
+                return  # only the whole chain is a reference
+            self._reference(node, parent, in_test)  # type: ignore[arg-type]
+        elif kind is cst.Call:
+            self._call(node)  # type: ignore[arg-type]
+        elif kind in _STRINGS:
+            self._string(node)  # type: ignore[arg-type]
+        elif kind is cst.Import or kind is cst.ImportFrom:
+            self._import(node)  # type: ignore[arg-type]
+
+    def _reference(self, node: cst.Attribute | cst.Name, parent: cst.CSTNode | None, in_test: bool) -> None:
+        names = self.qualified(node)
+        if not names:
+            return
+        called = isinstance(parent, cst.Call) and parent.func is node
+        if names & _AVAILABILITY:
+            self.fallback = True
+        for name in sorted(names):
+            if name == "torch.cuda" or name.startswith("torch.cuda."):
+                if name in _HARMLESS or in_test and name in _HARMLESS_IN_TESTS:
+                    return
+                self._cuda_only(node, f"{name} left in the port: it needs a CUDA device", "NRN103")
+                return
+            if name == cuda_only.VERSION_CUDA:
+                if in_test:
+                    self._cuda_only(node, cuda_only.VERSION_CUDA_MESSAGE, "NRN912")
+                return
+            if name in _DATA_PARALLEL:
+                if not called:
+                    return  # isinstance(model, DataParallel) unwraps; only building one is CUDA-only
+                self._cuda_only(node, "DataParallel left in the port: port to DDP with backend \"neuron\" under torchrun", "NRN109")
+                return
+            if name == "torch.neuron" or name.startswith("torch.neuron."):
+                self._neuron_api(node, name[len("torch.neuron."):], parent if called else None)
+                return
+            where = "call" if called else "decorator" if isinstance(parent, cst.Decorator) else None
+            if where is None and isinstance(parent, cst.Call) and isinstance(self.tree.parents.get(parent), cst.Decorator):
+                where = "decorator"
+            entry = cuda_only.entry_for(name, where) if where else None
+            if entry is not None and entry.where != "import":
+                if entry.prefix == "torch.nn.attention.sdpa_kernel" and isinstance(parent, cst.Call):
+                    text = cst.Module([]).code_for_node(parent)
+                    if not any(backend in text for backend in cuda_only.CUDA_SDPA_BACKENDS):
+                        return
+                self._cuda_only(node, entry.message, entry.code)
+                return
+            library = cuda_only.library_for(name)
+            if library is not None:
+                if not library.covers(name):  # a part another rule ports (apex/bnb optimizers)
+                    library = cuda_only.Entry(library.code, library.prefix, f"{name} is CUDA-only and was not ported: replace it with the torch.optim / torch.nn equivalent")
+                self._use(node, library)
+                return
+
+    def _use(self, node: cst.CSTNode, library: cuda_only.Entry) -> None:
+        head = (dotted(node) or "").split(".")[0]
+        statement = self.statement_of(node)
+        for binding in self.bindings.get(head, ()):
+            binding.uses.append((statement, _marked(statement)))
+            return
+        # bound by an import in a branch not reachable here, or after: judge the use alone
+        if not _marked(statement):
+            self._cuda_only(node, library.message, library.code)
+
+    def _call(self, call: cst.Call) -> None:
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "cuda" and not self.qualified(func):
+            self._cuda_only(call, ".cuda() left in the port: use .to(device)", "NRN102")
+            return
+        if self.qualified(func) & cuda_only.SHELL_CALLS and _names_nvidia_smi(self.tree, call):
+            self._cuda_only(call, cuda_only.NVIDIA_SMI_MESSAGE, "NRN911")
+
+    def _string(self, node: cst.SimpleString | cst.FormattedString) -> None:
+        value = string_value(node)
+        if value is not None and cuda_only.CUDA_ENV.match(value):  # an environment key: set or read
+            if not isinstance(self.tree.parents.get(node), (cst.Comparison, cst.ComparisonTarget)):
+                code = "NRN114" if "NCCL" in value else "NRN303"
+                self._cuda_only(node, f"{value} left in the port: a CUDA/NCCL setting that Neuron does not read", code)
+            return
+        if _is_compared(self.tree, node) or not _is_setting(self.tree, node):
+            return
+        if cuda_string(node):
+            self._cuda_only(node, f"device value {_short(node)} left in the port: \"neuron\" (or torch.accelerator) on Neuron", "NRN101")
+        elif value == "nccl":
+            self._cuda_only(node, "backend \"nccl\" left in the port: the process-group backend on Neuron is \"neuron\"", "NRN301")
+
+    def _import(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.ImportFrom) and (node.relative or node.module is None):
+            return
+        statement = self.statement_of(node)
+        marked = _marked(statement)
+        guarded = _guarded(self.tree, statement)
+        module = dotted(node.module) if isinstance(node, cst.ImportFrom) and node.module is not None else None
+        if isinstance(node.names, cst.ImportStar):
+            entry = cuda_only.library_for(module or "")
+            if entry is not None and not marked:
+                self._cuda_only(node, entry.message, entry.code)
+            return
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            full = f"{module}.{name}" if module else name
+            entry = cuda_only.library_for(full)
+            if entry is None:
+                continue
+            asname = alias.asname.name if alias.asname is not None else None
+            local = asname.value if isinstance(asname, cst.Name) else name.split(".")[0] if module is None else name
+            whole = module is None and "." not in name
+            self.bindings.setdefault(local, []).append(_Binding(statement, entry, marked, whole, guarded))
+            if marked:
+                self._marked_blocks.add((id(self.tree.parents.get(statement)), entry.prefix))
+
+    def _finish_bindings(self) -> None:
+        """An unmarked import of a CUDA-only library (no marked import of it in the same block
+        either): each unmarked use of what it binds is a finding, or the import itself when nothing
+        uses it and it is not guarded (``try: import apex`` / ``except ImportError``)."""
+        for bindings in self.bindings.values():
+            for binding in bindings:
+                if binding.marked or (id(self.tree.parents.get(binding.statement)), binding.entry.prefix) in self._marked_blocks:
+                    continue  # marked, or another import of the library in its block is
+                if not binding.uses and not binding.guarded:
+                    self._cuda_only(binding.statement, binding.entry.message, binding.entry.code)
+                for statement, marked in binding.uses:
+                    if not marked:
+                        self._cuda_only(statement, binding.entry.message, binding.entry.code)
+
+    def _neuron_api(self, node: cst.CSTNode, rest: str, call: cst.CSTNode | None) -> None:
+        parts = rest.split(".") if rest else []
+        if not parts:
+            return  # the module itself (passed around, hasattr)
+        name = parts[1] if parts[0] == "memory" and len(parts) > 1 else parts[0]
+        entry = TABLE.get(name)
+        if entry is None:
+            self._add(node, FindingKind.NEURON_API, f"torch.neuron.{rest} does not exist in torch-neuronx (rules/_tables/neuron_api.py)", "NRN103")
+            return
+        if isinstance(call, cst.Call) and len(parts) == 1 + (parts[0] == "memory"):
+            problem = bind_problem(entry, call)
+            if problem is not None:
+                self._add(call, FindingKind.NEURON_API, f"torch.neuron.{rest}(...): {problem}", "NRN103")
+
+    # ----------------------------------------------------------------- recording
+    def _cuda_only(self, node: cst.CSTNode, message: str, code: str | None) -> None:
+        if _marked(self.statement_of(node)):
+            return
+        self._add(node, FindingKind.CUDA_ONLY, message, code)
+
+    def _add(self, node: cst.CSTNode, kind: FindingKind, message: str, code: str | None, line: int | None = None) -> None:
+        where = line if line is not None else self.position(node)[0]
+        key = (where, code, kind)
+        if key not in self.findings:
+            self.findings[key] = Finding(kind=kind, path=self.path, line=where, message=message, code=code)
+
+
+def bind_problem(entry: Entry, call: cst.Call) -> str | None:
+    """Why ``call`` does not bind to ``entry``'s parameters, or None when it does (as far as shown)."""
+    params = entry.params
+    starred = any(arg.star for arg in call.args)
+    takes_kwargs = any(p.kind == "var_keyword" for p in params)
+    positional_names = [p.name for p in params if p.kind == "positional_or_keyword"]
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    if len(positional) > len(positional_names) and not any(arg.star == "*" for arg in call.args):
+        return f"takes {len(positional_names)} positional argument(s), {len(positional)} given"
+    bound = set(positional_names[: len(positional)])
+    known = {p.name for p in params if p.kind != "var_keyword"}
+    for arg in call.args:
+        if arg.keyword is None:
+            continue
+        word = arg.keyword.value
+        if word in bound:
+            return f"{word}= given twice"
+        if word not in known and not takes_kwargs:
+            return f"unexpected keyword {word}= (parameters: {', '.join(p.name for p in params) or 'none'})"
+        bound.add(word)
+    missing = [p.name for p in params if p.default is REQUIRED and p.kind != "var_keyword" and p.name not in bound]
+    if missing and not starred:
+        return f"missing required argument {', '.join(missing)}"
+    return None
+
+
+# --------------------------------------------------------------------- helpers
+def _marked(statement: cst.CSTNode) -> bool:
+    """A ``# porter:`` comment line right above the statement, or trailing it."""
+    for line in getattr(statement, "leading_lines", ()):
+        if line.comment is not None and line.comment.value.startswith(MARKER):
+            return True
+    trailing = getattr(statement, "trailing_whitespace", None)
+    comment = getattr(trailing, "comment", None)
+    return comment is not None and comment.value.startswith(MARKER)
+
+
+def _bound_heads(node: cst.Import | cst.ImportFrom) -> set[str]:
+    if isinstance(node.names, cst.ImportStar):
+        return set()
+    heads = set()
+    for alias in node.names:
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            heads.add(alias.asname.name.value)
+        else:
+            heads.add((dotted(alias.name) or "").split(".")[0])
+    return heads
+
+
+def _mentions_query(node: cst.BaseExpression) -> bool:
+    """Cheap gate before evaluating an assignment's value: it calls or reads something."""
+    return isinstance(node, (cst.Call, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.Attribute))
+
+
+def _guarded(tree: TreeIndex, statement: cst.CSTNode) -> bool:
+    child, current = statement, tree.parents.get(statement)
+    while current is not None:
+        if isinstance(current, cst.Try) and child is current.body:
+            for handler in current.handlers:
+                caught = handler.type
+                if caught is None:
+                    return True
+                names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+                if any((dotted(name) or "").split(".")[-1] in _GUARDS for name in names):
+                    return True
+        child, current = current, tree.parents.get(current)
+    return False
+
+
+def _is_compared(tree: TreeIndex, node: cst.CSTNode) -> bool:
+    """A string that is tested against, not used: a comparison operand (``in`` lists included), a
+    ``.startswith(...)`` argument, a dict key or a subscript key."""
+    current, parent = node, tree.parents.get(node)
+    while isinstance(parent, _ELEMENTS):
+        current, parent = parent, tree.parents.get(parent)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+        return True
+    if isinstance(parent, cst.DictElement) and parent.key is current:
+        return True
+    if isinstance(parent, cst.Index):
+        return True  # d["cuda"] (environment variable names are checked before this)
+    if isinstance(parent, cst.Arg):
+        call = tree.parents.get(parent)
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _COMPARE_METHODS:
+            return True
+    return False
+
+
+_SETTING_NAME = re.compile(r"(?i)(^|_)(device|devices|dev|device_type|device_map|map_location|accelerator|backend|dist_backend|ddp_backend)(_|$)")
+_TEXT_CALLS = frozenset({"print", "format", "write", "info", "debug", "warning", "warn", "error", "log", "append", "join", "echo", "set_description", "set_postfix"})
+
+
+def _is_setting(tree: TreeIndex, node: cst.CSTNode) -> bool:
+    """Whether a string is used as a device/backend value rather than as text: a call argument
+    (not of print/logging), a keyword, a return value, or assigned to / keyed by / the default of
+    a name that says it holds a device or backend. Ternary branches pass through."""
+    current, parent = node, tree.parents.get(node)
+    while isinstance(parent, (cst.IfExp, cst.Element, cst.Tuple, cst.List)) and not (
+        isinstance(parent, cst.IfExp) and parent.test is current
+    ):
+        current, parent = parent, tree.parents.get(parent)
+    if isinstance(parent, cst.Arg):
+        if parent.keyword is not None:
+            return True
+        call = tree.parents.get(parent)
+        name = dotted(call.func) if isinstance(call, cst.Call) else None
+        return not (name and name.split(".")[-1] in _TEXT_CALLS)
+    if isinstance(parent, cst.Return):
+        return True
+    if isinstance(parent, cst.Assign):
+        return any(_SETTING_NAME.search((dotted(t.target) or "").split(".")[-1]) for t in parent.targets)
+    if isinstance(parent, (cst.AnnAssign, cst.AugAssign)):
+        return bool(_SETTING_NAME.search((dotted(parent.target) or "").split(".")[-1]))
+    if isinstance(parent, cst.DictElement) and parent.value is current:
+        key = string_value(parent.key)
+        return key is not None and bool(_SETTING_NAME.search(key))
+    if isinstance(parent, cst.Param):
+        return bool(_SETTING_NAME.search(parent.name.value))
+    return False
+
+
+def _names_nvidia_smi(tree: TreeIndex, call: cst.Call) -> bool:
+    for arg in call.args:
+        for node in tree.walk(arg):
+            if isinstance(node, cst.SimpleString) and cuda_only.NVIDIA_SMI in node.value:
+                return True
+            if isinstance(node, cst.FormattedStringText) and cuda_only.NVIDIA_SMI in node.value:
+                return True
+    return False
+
+
+def _short(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+__all__ = ["Verifier", "bind_problem", "had_fallback", "verify_port", "verify_tree"]
