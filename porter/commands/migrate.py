@@ -18,11 +18,11 @@ from click.core import ParameterSource
 from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE
 from porter.engine.results import Failure, FileResult, Success
 from porter.reports.progress import Progress
-from porter.reports.render import change_line, colour_diff, summary
+from porter.reports.render import change_line, colour_diff, finding_line, findings_of, summary, verifier_summary
 from porter.run.config import codes
 from porter.run.migrate import FileOutcome, MigrateError, MigrateOptions, Migration
 
-EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130  # documented in the help below
+EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_VERIFIER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130  # documented in the help below
 _SETTINGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "cache_dir")
 _DIRECT = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")  # same name and type
 # _SETTINGS are [tool.porter] settings: a flag overrides the file only when given on the command line.
@@ -74,6 +74,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     Exit codes:
       0  nothing failed (and, with --check, nothing would change); also when no file is given
       1  --check was given and at least one file would change
+      3  --check (all rules), nothing would change, but the verifier found what cannot run on Neuron
       2  at least one file could not be read, parsed or written (the others are still done),
          bad usage or configuration, or a --git-branch precondition failed
       130 interrupted (Ctrl-C or SIGTERM): every file is fully old or fully new; a summary is printed
@@ -110,12 +111,13 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     line = summary(results, "ported" if flags["write"] or flags["out_dir"] or flags["git_branch"] else "would change")
     if migration.stats.cache_hits:
         line = line[:-1] + f" ({migration.stats.cache_hits} from cache)."
-    click.echo(line, err=True)
+    click.echo(f"{line} {verifier_summary(results)}", err=True)
     if any(isinstance(result, Failure) for result in results) or migration.outputs.failed:
         return EXIT_ERROR
     if flags["check"] and any(isinstance(result, Success) for result in results):
         return EXIT_CHANGES
-    return EXIT_OK
+    narrowed = flags["select"] or flags["ignore"]  # the verifier speaks for the whole rule set only
+    return EXIT_VERIFIER if flags["check"] and not narrowed and findings_of(results) else EXIT_OK
 
 
 def _options(ctx: click.Context, paths: tuple[str, ...], flags: dict[str, object]) -> MigrateOptions:
@@ -141,10 +143,9 @@ def _print(outcome: FileOutcome, progress: Progress, quiet: bool, colour: bool) 
     result = outcome.result
     if isinstance(result, Failure):
         progress.echo(result.line(), err=True)
-        return
-    if not isinstance(result, Success) or quiet:
-        return
-    if outcome.diff:
-        progress.echo(colour_diff(outcome.diff) if colour else outcome.diff, nl=False, color=colour)
-    for change in result.changes:
-        progress.echo(change_line(change))
+    elif not quiet:
+        if isinstance(result, Success) and outcome.diff:
+            progress.echo(colour_diff(outcome.diff) if colour else outcome.diff, nl=False, color=colour)
+        changes = result.changes if isinstance(result, Success) else ()
+        for line in [*map(change_line, changes), *map(finding_line, getattr(result, "findings", ()))]:
+            progress.echo(line)

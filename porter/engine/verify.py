@@ -49,7 +49,7 @@ one ``PositionProvider`` pass over that class).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -125,6 +125,17 @@ def verify_tree(tree: TreeIndex, names: Names, position: Position, path: str) ->
     return Verifier(tree, names, position, path).run(expect_fallback=False)
 
 
+def _ancestors(tree: TreeIndex, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    current = tree.parents.get(node)
+    while current is not None:
+        yield current
+        current = tree.parents.get(current)
+
+
+def _code(tree: TreeIndex, node: cst.CSTNode) -> str:
+    return tree.root.code_for_node(node) if isinstance(tree.root, cst.Module) else ""
+
+
 def had_fallback(tree: TreeIndex, names: Names) -> bool:
     """Whether the original chooses the CPU when CUDA is absent (see the module doc)."""
     verifier = Verifier(tree, names, lambda node: (0, 0), "")
@@ -132,8 +143,15 @@ def had_fallback(tree: TreeIndex, names: Names) -> bool:
         assert isinstance(call, cst.Call)
         if verifier.qualified(call.func) & _CUDA_AVAILABILITY:
             statement = verifier.statement_of(call)
+            choice = next((n for n in _ancestors(tree, call) if isinstance(n, cst.IfExp)), None)
+            if choice is not None:
+                # A ternary is a fallback when it picks a device (``"cuda" if ... else "cpu"``), not
+                # when it picks something else (nanoGPT's bf16-or-fp16 dtype probe).
+                if _PLACES.search(_code(tree, choice.body) + _code(tree, choice.orelse)):
+                    return True
+                continue
             if not isinstance(statement, (cst.If, cst.While)):
-                return True  # a ternary, or the answer kept in a name
+                return True  # the answer kept in a name
             if _PLACES.search(tree.root.code_for_node(statement) if isinstance(tree.root, cst.Module) else ""):
                 return True
     return False

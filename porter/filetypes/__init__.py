@@ -145,7 +145,8 @@ def chain_setup_py(path: str, data: bytes, python_result: FileResult, options: O
     earlier = python_result.changes if isinstance(python_result, Success) else ()
     changes = tuple(sorted((*earlier, *mine.changes), key=lambda c: (c.line, c.column, c.code, c.message)))
     encoding = python_result.encoding if isinstance(python_result, Success) else mine.encoding
-    return Success(python_result.path, old=data, new=mine.new, encoding=encoding, changes=changes)
+    findings = python_result.findings if isinstance(python_result, (Success, Unchanged)) else ()
+    return Success(python_result.path, old=data, new=mine.new, encoding=encoding, changes=changes, findings=findings)
 
 
 def port_file(path: str, data: bytes, options: Options | None = None) -> FileResult:

@@ -18,11 +18,11 @@ import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from porter import __version__
 from porter.engine.changes import Change, Kind, Safety
-from porter.engine.results import Failure, FileResult, Success, Unchanged
+from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
 
 EFFORT_WEIGHTS = {"safe_edit": 1, "review_edit": 3, "marker": 5, "failure": 8}
 EFFORT_LEVELS = ((0, "none"), (10, "small"), (50, "medium"))
@@ -37,6 +37,7 @@ class FileRecord:
     failure: str | None = None
     failure_kind: str | None = None
     skipped: str | None = None
+    findings: tuple[Finding, ...] = ()  # the post-port verifier's, at lines of the output
 
 
 @dataclass
@@ -51,13 +52,14 @@ class RunRecord:
     def add(self, result: FileResult, repo: str) -> None:
         relative = escaped(_relative(result.path, repo))
         repo = escaped(repo)
+        findings = tuple(replace(f, path=relative) for f in getattr(result, "findings", ()))
         if isinstance(result, Success):
-            self.files.append(FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative))))
+            self.files.append(FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative)), findings=findings))
         elif isinstance(result, Failure):
             self.files.append(FileRecord(relative, repo, "failed", failure=escaped(result.reason), failure_kind=result.kind))
         else:
             skipped = result.skipped if isinstance(result, Unchanged) else None
-            self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped))
+            self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped, findings=findings))
 
     @property
     def repos(self) -> list[str]:
@@ -65,6 +67,13 @@ class RunRecord:
 
     def changes(self, repo: str | None = None) -> list[Change]:
         return [change for record in self.files if repo in (None, record.repo) for change in record.changes]
+
+    def findings(self, repo: str | None = None) -> list[Finding]:
+        return [finding for record in self.files if repo in (None, record.repo) for finding in record.findings]
+
+
+def findings_by_kind(findings: Iterable[Finding]) -> dict[str, int]:
+    return dict(sorted(Counter(f.kind.value for f in findings).items()))
 
 
 def escaped(text: str) -> str:
@@ -129,6 +138,7 @@ def repo_summary(record: RunRecord, repo: str) -> dict[str, object]:
         "changes": len(changes),
         "by_code": dict(sorted(Counter(c.code for c in changes).items())),
         "by_safety": dict(sorted(Counter(c.safety.value for c in changes).items())),
+        "verifier": findings_by_kind(record.findings(repo)),
         "effort": effort(changes, failures),
     }
 
@@ -153,11 +163,17 @@ def to_json(record: RunRecord) -> dict[str, object]:
             "failed": len(failures),
             "changes": len(all_changes),
             "cache_hits": record.cache_hits,
+            "verifier": findings_by_kind(record.findings()),
             "effort": effort(all_changes, len(failures)),
         },
         "repos": [repo_summary(record, repo) for repo in record.repos],
         "changes": changes,
         "failures": failures,
+        # Every file with what the post-port verifier found in it (empty: nothing).
+        "files": [
+            {"repo": f.repo, "path": f.path, "status": f.status, "verifier": [finding.to_dict() for finding in f.findings]}
+            for f in record.files
+        ],
     }
 
 

@@ -47,7 +47,8 @@ def _repo_section(record: RunRecord, repo: str, summaries: dict[str, str], multi
     out: list[str] = [""]
     if multiple:
         out += [f"## `{repo}`", ""]
-    if not changes and not any(f.status == "failed" for f in files):
+    found = record.findings(repo)
+    if not changes and not found and not any(f.status == "failed" for f in files):
         return out + ["Nothing to port."]
     by_code = Counter(change.code for change in changes)
     review_codes = {change.code for change in changes if change.safety is Safety.REVIEW}
@@ -62,6 +63,11 @@ def _repo_section(record: RunRecord, repo: str, summaries: dict[str, str], multi
             out.append(f"- [ ] `{path}:{change.line}` {change.code} ({what}): {change.message}")
     else:
         out.append("Nothing: every change is safe.")
+    out += ["", f"{level} Post-port verifier", ""]
+    if found:  # what the port left that cannot run on Neuron, at lines of the ported files
+        out += [f"- [ ] `{f.path}:{f.line}` {f.kind.value}: {f.message}" + (f" ({f.code})" if f.code else "") for f in found]
+    else:
+        out.append("Nothing left that cannot run on Neuron: no unmarked CUDA-only code, no torch.neuron call the real API rejects, no lost CPU fallback.")
     failed = [f for f in files if f.status == "failed"]
     if failed:
         out += ["", f"{level} Not ported (errors)", ""]

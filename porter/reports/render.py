@@ -6,8 +6,8 @@ from collections.abc import Iterable
 
 import click
 
-from porter.engine.changes import Change, Safety
-from porter.engine.results import Failure, FileResult, Success
+from porter.engine.changes import Change, Kind, Safety
+from porter.engine.results import Failure, FileResult, Finding, FindingKind, Success
 
 
 def colour_diff(diff: str) -> str:
@@ -25,6 +25,30 @@ def colour_diff(diff: str) -> str:
         else:
             out.append(line)
     return "".join(out)
+
+
+def finding_line(finding: Finding) -> str:
+    """A verifier finding, as the change lines are: ``FILE:LINE verify/KIND message``."""
+    code = f" ({finding.code})" if finding.code else ""
+    return f"{finding.location()} verify/{finding.kind.value} {finding.message}{code}"
+
+
+def findings_of(results: Iterable[FileResult]) -> list[Finding]:
+    return [finding for result in results for finding in getattr(result, "findings", ())]
+
+
+def verifier_summary(results: Iterable[FileResult]) -> str:
+    """What a reader of "0 to review" must also know: what the port left that cannot run on Neuron."""
+    kept = list(results)
+    found = findings_of(kept)
+    count = {kind: sum(1 for f in found if f.kind is kind) for kind in FindingKind}
+    markers = sum(1 for r in kept if isinstance(r, Success) for c in r.changes if c.kind is Kind.MARKER)
+    parts = [f"{count[FindingKind.CUDA_ONLY]} CUDA-only left unmarked", f"{markers} marker{'s' if markers != 1 else ''} to review"]
+    if count[FindingKind.NEURON_API]:
+        parts.append(f"{count[FindingKind.NEURON_API]} torch.neuron call(s) the real API rejects")
+    if count[FindingKind.CPU_FALLBACK]:
+        parts.append(f"{count[FindingKind.CPU_FALLBACK]} lost CPU fallback(s)")
+    return "Verifier: " + ", ".join(parts) + "."
 
 
 def change_line(change: Change, path: str | None = None) -> str:

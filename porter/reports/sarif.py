@@ -15,6 +15,7 @@ from pathlib import Path
 
 from porter import __version__
 from porter.engine.changes import Change, Safety
+from porter.engine.results import Finding
 from porter.reports.json_report import RunRecord
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -54,6 +55,12 @@ def to_sarif(record: RunRecord) -> dict[str, object]:
                 index[change.code] = len(rules)
                 rules.append({"id": change.code, "shortDescription": {"text": change.code}})
             results.append(_result(change, file.path, bases[file.repo], index[change.code]))
+        for finding in file.findings:  # the post-port verifier's: one rule per kind
+            rule_id = f"verify/{finding.kind.value}"
+            if rule_id not in index:
+                index[rule_id] = len(rules)
+                rules.append({"id": rule_id, "shortDescription": {"text": _VERIFIER[finding.kind.value]}, "defaultConfiguration": {"level": "warning"}})
+            results.append(_finding(finding, bases[file.repo], index[rule_id]))
     notifications = [
         {
             "level": "error",
@@ -105,6 +112,24 @@ def _result(change: Change, path: str, base: str, rule_index: int) -> dict[str, 
         ],
         "partialFingerprints": {"porter/v1": f"{change.code}:{path}:{change.message}"},
         "properties": {"safety": change.safety.value, "kind": change.kind.value},
+    }
+
+
+_VERIFIER = {
+    "cuda-only": "CUDA-only code left in the port, unmarked, reachable on Neuron",
+    "neuron-api": "a torch.neuron call the real torch-neuronx API does not have or bind",
+    "cpu-fallback": "the original fell back to the CPU without an accelerator; the port does not",
+}
+
+
+def _finding(finding: Finding, base: str, rule_index: int) -> dict[str, object]:
+    return {
+        "ruleId": f"verify/{finding.kind.value}",
+        "ruleIndex": rule_index,
+        "level": "warning",
+        "message": {"text": finding.message + (f" ({finding.code})" if finding.code else "")},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": finding.path, "uriBaseId": base}, "region": {"startLine": max(1, finding.line)}}}],
+        "partialFingerprints": {"porter/v1": f"verify/{finding.kind.value}:{finding.path}:{finding.message}"},
     }
 
 

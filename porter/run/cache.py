@@ -36,7 +36,7 @@ from functools import lru_cache
 
 from porter import __version__
 from porter.engine.changes import Change, ImportSpec, Kind, Safety
-from porter.engine.results import Failure, FileResult, Success, Unchanged
+from porter.engine.results import Failure, FileResult, Finding, FindingKind, Success, Unchanged
 
 SCHEMA = 2  # 2: rows carry input, output and row digests
 DB_NAME = f"results-v{SCHEMA}.sqlite"
@@ -264,6 +264,9 @@ def encode(key: str, result: FileResult, input_digest: str) -> Row | None:
     else:
         return None
     meta["in"] = input_digest
+    findings = getattr(result, "findings", ())
+    if findings:  # the verifier's findings travel with the result they were made for
+        meta["findings"] = [[f.kind.value, f.line, f.message, f.code] for f in findings]
     text = json.dumps(meta)
     return key, text, new, row_digest(key, text, new)
 
@@ -281,8 +284,11 @@ def decode(row: Row, path: str, old: bytes, input_digest: str, kind: str, repars
         if meta["in"] != input_digest:
             return None
         status = meta["s"]
+        findings = tuple(
+            Finding(FindingKind(kind_), path, line, message, code) for kind_, line, message, code in meta.get("findings", ())
+        )
         if status == "u":
-            return Unchanged(path, skipped=meta.get("skip"))
+            return Unchanged(path, skipped=meta.get("skip"), findings=findings)
         if status == "f":
             return Failure(path, meta["reason"], kind=meta["kind"])
         if status != "c" or new is None or new == old or content_digest(new) != meta["out"]:
@@ -295,7 +301,7 @@ def decode(row: Row, path: str, old: bytes, input_digest: str, kind: str, repars
             Change(code, message, path, line, column, Safety(safety), Kind(change_kind), tuple(ImportSpec(*spec) for spec in imports))
             for code, message, line, column, safety, change_kind, imports in meta["changes"]
         )
-        return Success(path, old=old, new=new, encoding=meta["enc"], changes=changes)
+        return Success(path, old=old, new=new, encoding=meta["enc"], changes=changes, findings=findings)
     except Exception:  # any doubt: not used, ported afresh
         return None
 

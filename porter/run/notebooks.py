@@ -81,13 +81,14 @@ def port_notebook(data: bytes, path: str, options: Options | None = None) -> Fil
         if restored != original:
             cells[cell.index]["source"] = _as_source(restored, cell)
             changed = True
+    # Verifier lines are those of the cells joined in order (as the notebook's code reads).
     if not changed:
-        return Unchanged(path)
+        return Unchanged(path, findings=result.findings)
     new = dump_like(notebook, data)
     if new == data:
-        return Unchanged(path)
+        return Unchanged(path, findings=result.findings)
     changes = tuple(_relocate(change, code_cells, starts) for change in result.changes)
-    return Success(path, old=data, new=new, encoding="utf-8", changes=changes)
+    return Success(path, old=data, new=new, encoding="utf-8", changes=changes, findings=result.findings)
 
 
 def _is_python(notebook: dict[str, Any]) -> bool:
