@@ -13,12 +13,13 @@ Per project the manifest's globs pick the training-relevant files (trainers, loo
 scripts), not the whole package; ``--slice`` uses the manifest's fixed ``slice`` list instead.
 
 For each style the selected files are copied to a temp tree, ported with the real CLI
-(``porter migrate TREE --out OUT --report r.json -j N --no-cache``), and the output is ported again
-(``OUT --out OUT2``). Then, checked here on the bytes, not taken from porter's word:
+(``porter migrate TREE --out OUT --report r.json -j N --no-cache``), and every output that differs
+from its source is ported again (same paths, ``--out OUT2``). Then, checked here on the bytes, not taken from porter's word:
 
 * re-parse: every ported file parses with libcst;
 * compile: every ported file compiles (CPython) where its original did;
-* idempotent: the second port changes no byte of any file;
+* idempotent: the second port changes no byte of any ported file (the denominator: every file
+  that did not fail; a file the port left as it was counts as idempotent when it is byte-identical);
 * byte-identical: every file the report calls unchanged is byte-for-byte its original;
 * crashes: failures of kind ``internal`` in the report;
 * ``--help``: for each script (an ``if __name__ == "__main__":`` block and argparse or click),
@@ -456,11 +457,20 @@ def _report_files(report: dict[str, Any], tree: Path) -> tuple[dict[str, list[di
 
 def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path) -> dict[str, Any]:
     base = work / style
-    tree, out, again = base / "src", base / "out", base / "out2"
+    tree, out, second_src, again = base / "src", base / "out", base / "src2", base / "out2"
     stage(files, tree)
     started = time.perf_counter()
     code1, summary1 = migrate(tree, out, base / "r1.json", style, jobs)
-    code2, summary2 = migrate(out, again, base / "r2.json", style, jobs)
+    # The second pass ports every output that differs from its source, at its own path; a file the
+    # first pass left as it was would meet the same bytes again (and its identity is checked below).
+    for f in files:
+        ported_path = out / f.project / f.rel
+        if ported_path.exists() and ported_path.read_bytes() != (tree / f.project / f.rel).read_bytes():
+            (second_src / f.project / f.rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ported_path, second_src / f.project / f.rel)
+    code2, summary2 = 0, "(nothing to port again)"
+    if second_src.exists():
+        code2, summary2 = migrate(second_src, again, base / "r2.json", style, jobs)
     elapsed = time.perf_counter() - started
     report = json.loads((base / "r1.json").read_text(encoding="utf-8")) if (base / "r1.json").exists() else {}
     changes, failures, verifier = _report_files(report, tree)
@@ -482,8 +492,9 @@ def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path) -> di
             results.append(result)
             continue
         ported = ported_path.read_bytes()
-        second = (again / f.project / f.rel).read_bytes() if (again / f.project / f.rel).exists() else None
-        result.idempotent = second == ported
+        if ported != original:
+            second = (again / f.project / f.rel).read_bytes() if (again / f.project / f.rel).exists() else None
+            result.idempotent = second == ported
         if result.status == "changed" or ported != original:
             result.reparses = _reparses(ported)
             result.compiles = _compiles(ported, f.key) or not result.original_compiles
