@@ -1,7 +1,7 @@
 """The real-world corpus: port real training code from PyPI packages and measure the port.
 
     python bench/corpus.py [--slice] [--style neuron|accelerator|both] [--jobs N]
-                           [--diffs DIR] [--json OUT] [--no-help-check] [--keep DIR]
+                           [--diffs DIR] [--json OUT] [--no-help-check] [--keep DIR [--reuse]] [--list]
 
 The corpus is real code nobody here wrote: the exact archives pinned in ``bench/corpus_manifest.json``
 (name, version, file name, sha256), fetched at run time with ``pip download --no-deps`` into the
@@ -455,9 +455,25 @@ def _report_files(report: dict[str, Any], tree: Path) -> tuple[dict[str, list[di
     return changes, failures, verifier
 
 
-def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path) -> dict[str, Any]:
+def _report_seconds(*reports: Path) -> float:
+    """Wall time of earlier runs, from their JSON reports' start and finish stamps."""
+    total = 0.0
+    for path in reports:
+        if path.exists():
+            data = json.loads(path.read_text(encoding="utf-8"))
+            stamps = [time.mktime(time.strptime(data[k], "%Y-%m-%dT%H:%M:%SZ")) for k in ("started", "finished")]
+            total += stamps[1] - stamps[0]
+    return total
+
+
+def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path, reuse: bool = False) -> dict[str, Any]:
     base = work / style
     tree, out, second_src, again = base / "src", base / "out", base / "src2", base / "out2"
+    if reuse:  # the trees of an earlier --keep run: check them again, port nothing
+        if not (base / "r1.json").exists():
+            raise CorpusError(f"{base} holds no earlier run (r1.json)")
+        return _check_style(files, style, base, _report_seconds(base / "r1.json", base / "r2.json"),
+                            [0, 0], ["(reused)", "(reused)"])
     stage(files, tree)
     started = time.perf_counter()
     code1, summary1 = migrate(tree, out, base / "r1.json", style, jobs)
@@ -471,7 +487,12 @@ def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path) -> di
     code2, summary2 = 0, "(nothing to port again)"
     if second_src.exists():
         code2, summary2 = migrate(second_src, again, base / "r2.json", style, jobs)
-    elapsed = time.perf_counter() - started
+    return _check_style(files, style, base, time.perf_counter() - started, [code1, code2], [summary1, summary2])
+
+
+def _check_style(files: list[CorpusFile], style: str, base: Path, elapsed: float, exits: list[int],
+                 summaries: list[str]) -> dict[str, Any]:
+    tree, out, again = base / "src", base / "out", base / "out2"
     report = json.loads((base / "r1.json").read_text(encoding="utf-8")) if (base / "r1.json").exists() else {}
     changes, failures, verifier = _report_files(report, tree)
     results: list[FileResult] = []
@@ -501,8 +522,8 @@ def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path) -> di
         if result.status == "unchanged":
             result.identical = ported == original
         results.append(result)
-    return {"style": style, "results": results, "seconds": elapsed, "exit": [code1, code2],
-            "summary": [summary1, summary2], "verifier_present": verifier is not None, "out": out, "tree": tree}
+    return {"style": style, "results": results, "seconds": elapsed, "exit": exits,
+            "summary": summaries, "verifier_present": verifier is not None, "out": out, "tree": tree}
 
 
 # ---------------------------------------------------------------- CPU --help check
@@ -659,7 +680,7 @@ def write_diffs(directory: Path, runs: list[dict[str, Any]], files: list[CorpusF
 
 
 def run(slice_only: bool, styles: list[str], jobs: int, help_check_on: bool, work: Path,
-        log: Any = print) -> dict[str, Any]:
+        log: Any = print, reuse: bool = False) -> dict[str, Any]:
     files = build(slice_only, log)
     known = [facts(f.source.read_bytes(), f.key) for f in files]
     corpus = {
@@ -671,7 +692,7 @@ def run(slice_only: bool, styles: list[str], jobs: int, help_check_on: bool, wor
         "step_eval": sum(k.step_loop == "eval" for k in known),
         "step_loop_files": [f.key for f, k in zip(files, known) if k.step_loop],
     }
-    runs = [port_style(files, style, jobs, work) for style in styles]
+    runs = [port_style(files, style, jobs, work, reuse) for style in styles]
     helped = help_check(files, runs, jobs) if help_check_on else None
     return {"corpus": corpus, "runs": runs, "help": helped, "files": files,
             "summaries": {r["style"]: dict(summarize(r), style=r["style"]) for r in runs}}
@@ -686,6 +707,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the table (and the lists behind it) as JSON")
     parser.add_argument("--no-help-check", action="store_true", help="skip the CPU `python FILE --help` check")
     parser.add_argument("--keep", type=Path, help="keep the temp trees (sources, ports) in DIR")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with --keep: check the trees an earlier --keep run left in DIR again, port nothing")
     parser.add_argument("--list", action="store_true", help="print the corpus files (and their step loops) and exit")
     args = parser.parse_args(argv)
     styles = list(STYLES) if args.style == "both" else [args.style]
@@ -697,9 +720,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{f.key}\t{k.step_loop or '-'}\t{'script' if k.script else '-'}")
             return 0
         if args.keep:
-            shutil.rmtree(args.keep, ignore_errors=True)
-            args.keep.mkdir(parents=True)
-            result = run(args.slice, styles, args.jobs, not args.no_help_check, args.keep)
+            if not args.reuse:
+                shutil.rmtree(args.keep, ignore_errors=True)
+                args.keep.mkdir(parents=True)
+            result = run(args.slice, styles, args.jobs, not args.no_help_check, args.keep, reuse=args.reuse)
         else:
             with tempfile.TemporaryDirectory(prefix="porter-corpus-") as work:
                 result = run(args.slice, styles, args.jobs, not args.no_help_check, Path(work))

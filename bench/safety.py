@@ -6,7 +6,7 @@ Not a test (it takes minutes); prints figures. For each Python file of the corpo
   * porting the ported file again changes nothing (idempotency);
   * files with nothing to port come out of ``porter migrate --out`` byte-identical.
 
-Usage: python bench/safety.py [--jobs N] [--limit N] [--all-files] [--corpus] [DIR ...]
+Usage: python bench/safety.py [--jobs N] [--limit N] [--all-files] [--corpus [--slice]] [DIR ...]
 Default corpora: the installed torch, transformers, accelerate and datasets packages, plus
 samples/ and tests/fixtures/ of this repository.
 
@@ -211,6 +211,7 @@ def main() -> int:
     parser.add_argument("--no-identity", action="store_true", help="skip the --out byte-identity pass")
     parser.add_argument("--default-scope", action="store_true", help="performance rules only on ported files")
     parser.add_argument("--corpus", action="store_true", help="audit the real-world corpus of bench/corpus.py")
+    parser.add_argument("--slice", action="store_true", help="with --corpus: only the corpus's fast slice")
     args = parser.parse_args()
     corpus_files: list = []
     if args.corpus:
@@ -218,7 +219,10 @@ def main() -> int:
         from corpus import CorpusError, build, stage
 
         try:
-            corpus_files = build()
+            corpus_files = build(args.slice)
+            if args.limit:  # an evenly spread sample, the same on every run
+                step = max(1, len(corpus_files) // args.limit)
+                corpus_files = corpus_files[::step][: args.limit]
         except CorpusError as error:
             print(f"corpus: {error}", file=sys.stderr)
             return 2
