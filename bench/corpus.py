@@ -472,6 +472,10 @@ def port_style(files: list[CorpusFile], style: str, jobs: int, work: Path, reuse
     if reuse:  # the trees of an earlier --keep run: check them again, port nothing
         if not (base / "r1.json").exists():
             raise CorpusError(f"{base} holds no earlier run (r1.json)")
+        stale = [f.key for f in files if not (tree / f.project / f.rel).is_file()
+                 or (tree / f.project / f.rel).read_bytes() != f.source.read_bytes()]
+        if stale:
+            raise CorpusError(f"{base} was not kept from this corpus ({len(stale)} files differ, e.g. {stale[0]})")
         return _check_style(files, style, base, _report_seconds(base / "r1.json", base / "r2.json"),
                             [0, 0], ["(reused)", "(reused)"])
     stage(files, tree)
@@ -522,7 +526,8 @@ def _check_style(files: list[CorpusFile], style: str, base: Path, elapsed: float
         if result.status == "unchanged":
             result.identical = ported == original
         results.append(result)
-    return {"style": style, "results": results, "seconds": elapsed, "exit": exits,
+    reported = int(report.get("totals", {}).get("files", 0))
+    return {"style": style, "results": results, "seconds": elapsed, "exit": exits, "reported": reported,
             "summary": summaries, "verifier_present": verifier is not None, "out": out, "tree": tree}
 
 
@@ -594,6 +599,7 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
         "failed": sum(r.status == "failed" and r.failure_kind != "internal" for r in results),
         "crashes": sum(r.failure_kind == "internal" for r in results),
         "missing_outputs": sum(r.status == "missing" for r in results),
+        "not_in_report": len(results) - run["reported"],
         "edits_safe": sum(c.get("safety") == "safe" for c in edits),
         "edits_review": sum(c.get("safety") == "review" for c in edits),
         "markers": len(markers),
@@ -626,6 +632,7 @@ def print_table(summaries: dict[str, dict[str, Any]], corpus: dict[str, Any], he
 
     row("files", lambda s: str(s["files"]))
     row("files ported", lambda s: str(s["ported"]))
+    row("skipped (not in report)", lambda s: str(s["not_in_report"]))
     row("failed (clear reason)", lambda s: str(s["failed"]))
     row("crashes (internal)", lambda s: str(s["crashes"]))
     row("edits safe / review", lambda s: f"{s['edits_safe']} / {s['edits_review']}")
