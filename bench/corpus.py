@@ -599,7 +599,8 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
         "failed": sum(r.status == "failed" and r.failure_kind != "internal" for r in results),
         "crashes": sum(r.failure_kind == "internal" for r in results),
         "missing_outputs": sum(r.status == "missing" for r in results),
-        "not_in_report": len(results) - run["reported"],
+        # A --reuse of a run over a larger corpus reports more files than these: then unknown.
+        "not_in_report": len(results) - run["reported"] if run["reported"] <= len(results) else None,
         "edits_safe": sum(c.get("safety") == "safe" for c in edits),
         "edits_review": sum(c.get("safety") == "review" for c in edits),
         "markers": len(markers),
@@ -632,7 +633,7 @@ def print_table(summaries: dict[str, dict[str, Any]], corpus: dict[str, Any], he
 
     row("files", lambda s: str(s["files"]))
     row("files ported", lambda s: str(s["ported"]))
-    row("skipped (not in report)", lambda s: str(s["not_in_report"]))
+    row("skipped (not in report)", lambda s: "n/a" if s["not_in_report"] is None else str(s["not_in_report"]))
     row("failed (clear reason)", lambda s: str(s["failed"]))
     row("crashes (internal)", lambda s: str(s["crashes"]))
     row("edits safe / review", lambda s: f"{s['edits_safe']} / {s['edits_review']}")
