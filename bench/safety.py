@@ -6,9 +6,17 @@ Not a test (it takes minutes); prints figures. For each Python file of the corpo
   * porting the ported file again changes nothing (idempotency);
   * files with nothing to port come out of ``porter migrate --out`` byte-identical.
 
-Usage: python bench/safety.py [--jobs N] [--limit N] [--all-files] [DIR ...]
+Usage: python bench/safety.py [--jobs N] [--limit N] [--all-files] [--corpus [--slice]] [DIR ...]
 Default corpora: the installed torch, transformers, accelerate and datasets packages, plus
 samples/ and tests/fixtures/ of this repository.
+
+With ``--corpus`` the audit runs over the real-world corpus of bench/corpus.py (pinned PyPI
+archives, sha256-checked, in a temp copy) instead, and adds checks of the real CLI on that copy,
+for both styles (neuron, accelerator):
+  * idempotency: ``porter migrate SRC --out OUT`` then ``OUT --out OUT2``: no byte of OUT changes;
+  * file modes: every file of OUT has its source's mode (the corpus scripts are made +x first);
+  * symbolic links: links added to the copy (to a file, to a folder) come out as the same links;
+  * temp files: ``*.porter-tmp`` files left in SRC, OUT or OUT2 after the runs (should be 0).
 """
 
 from __future__ import annotations
@@ -120,6 +128,81 @@ def identical_when_unchanged(files: list[str], audits: list[FileAudit], roots: l
     return checked, same
 
 
+def _walk_all(root: Path) -> dict[str, Path]:
+    """Every file and link below root (links not followed), by '/' relative path."""
+    found: dict[str, Path] = {}
+    for folder, dirs, names in os.walk(root):
+        for name in names + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            path = Path(folder) / name
+            found[os.path.relpath(path, root).replace(os.sep, "/")] = path
+    return found
+
+
+def faithful_copy(files: list, work: Path, style: str, jobs: int) -> dict[str, object]:
+    """--out on a corpus copy with +x scripts and links: idempotency, modes, links, temp files."""
+    import stat
+
+    from corpus import facts, migrate, stage
+
+    tree, out, again = work / style / "src", work / style / "out", work / style / "out2"
+    stage(files, tree)
+    for f in files:  # scripts are executables in a real checkout
+        if facts(f.source.read_bytes(), f.key).script:
+            (tree / f.project / f.rel).chmod(0o755)
+    links: dict[str, str] = {}
+    for project in sorted({f.project for f in files}):
+        first = next(f for f in files if f.project == project and "/" in f.rel)
+        for name, target in (("_link_to_file.py", first.rel), ("_link_to_dir", first.rel.rsplit("/", 1)[0])):
+            os.symlink(target, tree / project / name)
+            links[f"{project}/{name}"] = target
+    started = time.perf_counter()
+    exits = [migrate(tree, out, work / style / "r1.json", style, jobs)[0],
+             migrate(out, again, work / style / "r2.json", style, jobs)[0]]
+    elapsed = time.perf_counter() - started
+    sources, outs, agains = _walk_all(tree), _walk_all(out), _walk_all(again)
+    regular = {rel: p for rel, p in sources.items() if not p.is_symlink()}
+    first_pass = {rel: p for rel, p in outs.items() if not p.is_symlink() and p.is_file()}
+    changed_again = [rel for rel, p in first_pass.items()
+                     if rel not in agains or agains[rel].is_symlink() or agains[rel].read_bytes() != p.read_bytes()]
+    def mode(p: Path) -> int:
+        return stat.S_IMODE(p.lstat().st_mode)
+    modes_kept = [rel for rel, p in regular.items() if rel in outs and mode(outs[rel]) == mode(p)]
+    executables = [rel for rel, p in regular.items() if mode(p) & 0o111]
+    links_kept = [rel for rel, target in links.items()
+                  if rel in outs and outs[rel].is_symlink() and os.readlink(outs[rel]) == target]
+    temp_left = [str(p) for tree_files in (sources, outs, agains) for rel, p in tree_files.items() if ".porter-tmp" in rel]
+    return {
+        "style": style, "exits": exits, "seconds": elapsed,
+        "idempotent": (len(first_pass) - len(changed_again), len(first_pass)), "not_idempotent": changed_again,
+        "modes": (len(modes_kept), len(regular)), "modes_lost": sorted(set(regular) - set(modes_kept)),
+        "executables": (sum(rel in modes_kept for rel in executables), len(executables)),
+        "links": (len(links_kept), len(links)), "links_lost": sorted(set(links) - set(links_kept)),
+        "temp_files_left": temp_left,
+    }
+
+
+def corpus_checks(files: list, jobs: int) -> bool:
+    """Print the --out checks for both styles; True when all of them hold."""
+    def pct(pair: tuple[int, int]) -> str:
+        n, d = pair
+        return f"{n}/{d} ({100.0 * n / d:.2f}%)" if d else "0/0"
+
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="porter-safety-out-") as work:
+        for style in ("neuron", "accelerator"):
+            r = faithful_copy(files, Path(work), style, jobs)
+            print(f"[{style}] migrate --out, then the output again ({r['seconds']:.1f}s, exits {r['exits']}):")
+            print(f"  idempotent (second pass changes no byte): {pct(r['idempotent'])}")  # type: ignore[arg-type]
+            print(f"  file modes kept under --out: {pct(r['modes'])}; executables still +x: {pct(r['executables'])}")  # type: ignore[arg-type]
+            print(f"  symbolic links reproduced as links: {pct(r['links'])}")  # type: ignore[arg-type]
+            print(f"  temp files (*.porter-tmp) left: {len(r['temp_files_left'])}")  # type: ignore[arg-type]
+            for label in ("not_idempotent", "modes_lost", "links_lost", "temp_files_left"):
+                for item in list(r[label])[:15]:  # type: ignore[call-overload]
+                    print(f"    {label}: {item}")
+                ok = ok and not r[label]
+    return ok
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("roots", nargs="*", type=Path)
@@ -127,7 +210,25 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=0, help="audit at most N files (0: all)")
     parser.add_argument("--no-identity", action="store_true", help="skip the --out byte-identity pass")
     parser.add_argument("--default-scope", action="store_true", help="performance rules only on ported files")
+    parser.add_argument("--corpus", action="store_true", help="audit the real-world corpus of bench/corpus.py")
+    parser.add_argument("--slice", action="store_true", help="with --corpus: only the corpus's fast slice")
     args = parser.parse_args()
+    corpus_files: list = []
+    if args.corpus:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from corpus import CorpusError, build, stage
+
+        try:
+            corpus_files = build(args.slice)
+            if args.limit:  # an evenly spread sample, the same on every run
+                step = max(1, len(corpus_files) // args.limit)
+                corpus_files = corpus_files[::step][: args.limit]
+        except CorpusError as error:
+            print(f"corpus: {error}", file=sys.stderr)
+            return 2
+        corpus_tree = tempfile.TemporaryDirectory(prefix="porter-safety-corpus-")
+        stage(corpus_files, Path(corpus_tree.name))
+        args.roots = [Path(corpus_tree.name)]
     roots = args.roots or default_roots()
     files = python_files(roots)
     if args.limit:
@@ -165,6 +266,8 @@ def main() -> int:
         checked, same = identical_when_unchanged(files, audits, roots)
         print(f"unchanged files byte-identical after migrate --out: {pct(same, checked)}")
     unsafe = crashes or any(not (a.reparsed and a.compiles and a.idempotent) for a in ported)
+    if args.corpus:
+        unsafe = not corpus_checks(corpus_files, args.jobs) or unsafe
     return 1 if unsafe else 0
 
 
