@@ -1,0 +1,14 @@
+import torch.distributed as dist
+
+
+def collector_kwargs(cfg):
+    if cfg.collector.backend == "nccl":
+        return {"device": "neuron:0", "storing_device": "neuron:0"}
+    elif cfg.collector.backend == "gloo":
+        return {"device": "cpu", "storing_device": "cpu"}
+    raise NotImplementedError(cfg.collector.backend)
+
+
+def init(cfg):
+    dist.init_process_group(backend="neuron")
+    return collector_kwargs(cfg)

@@ -1,0 +1,24 @@
+import argparse
+
+import torch
+
+
+def pick_device(spec):
+    if spec:
+        return torch.device(spec)
+    return torch.device("neuron:0" if torch.accelerator.is_available() else "cpu")
+
+
+def free_after_rollout(model, batches):
+    outputs = [model(b) for b in batches]
+    if torch.accelerator.is_available():
+        torch.neuron.empty_cache()
+    return outputs
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--device", default="neuron" if torch.accelerator.is_available() else "cpu")
+    args = parser.parse_args()
+    n_workers = 4 if torch.accelerator.device_count() else 1
+    return pick_device(args.device), n_workers
