@@ -58,10 +58,11 @@ import tempfile
 import time
 import warnings
 import zipfile
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = Path(__file__).resolve().parent / "corpus_manifest.json"
@@ -565,7 +566,8 @@ def help_check(files: list[CorpusFile], runs: list[dict[str, Any]], jobs: int) -
     per_style: dict[str, Any] = {}
     for run in runs:
         with ThreadPoolExecutor(max(1, jobs)) as pool:
-            ports = list(pool.map(lambda f: run_help(run["out"] / f.project / f.rel, f.root), working))
+            out = run["out"]
+            ports = list(pool.map(lambda f, out=out: run_help(out / f.project / f.rel, f.root), working))
         broken = [(f.key, why) for f, (ok, why) in zip(working, ports) if not ok]
         per_style[run["style"]] = broken
     return {"scripts": len(scripts), "original_works": len(working), "not_run": dict(not_run.most_common()),

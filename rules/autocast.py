@@ -9,29 +9,29 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index
 from porter.rules._lib.precision import (
+    _CUDA_ORDER,
+    _GENERIC_ORDER,
     ACCELERATOR_DEVICE_TYPE,
     AUTOCAST,
     CUDA_AUTOCAST,
-    Bindings,
     PARTIAL,
-    _CUDA_ORDER,
-    _GENERIC_ORDER,
+    Bindings,
     as_keyword,
     autocast_args,
-    insert_args,
-    keyword_arg,
-    remove_arg,
-    separator,
     bound_names,
     device_kind,
     dtype_kind,
     file_mentions_accelerator,
     imported_as,
+    insert_args,
+    keyword_arg,
+    remove_arg,
+    separator,
     source_imports,
     torch_alias,
 )
+from porter.rules._lib.tree import child_index
 
 
 class AutocastBf16(Rule):

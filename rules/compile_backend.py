@@ -11,9 +11,9 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._tables.compile import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
+from porter.rules._tables.compile import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
 
 _COMPILE = "torch.compile"
 _INDUCTOR_CONFIG = "torch._inductor.config"

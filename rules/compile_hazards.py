@@ -9,6 +9,8 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted, method_name
+from porter.rules._lib.tree import child_index
 from porter.rules._tables.hazard import (
     ALL_HAZARDS,
     ATTRIBUTES,
@@ -20,8 +22,6 @@ from porter.rules._tables.hazard import (
     VALUE_METHODS,
     Hazard,
 )
-from porter.rules._lib.nodes import dotted, method_name
-from porter.rules._lib.tree import child_index
 
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 _MODULE_LIKE = re.compile(r"(Module|PreTrainedModel|LightningModule)$")

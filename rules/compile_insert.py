@@ -13,10 +13,10 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH, VARYING_SHAPE_CALLS, VARYING_SHAPE_NAME
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
+from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH, VARYING_SHAPE_CALLS, VARYING_SHAPE_NAME
 
 # Optimizer constructors: torch.optim classes, and the CUDA-only ones other rules port.
 _TORCH_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+\.)?[A-Z]\w*$")

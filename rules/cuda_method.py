@@ -8,9 +8,9 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import device_named, map_location_cuda_call, retorch, torch_ref
 from porter.rules._lib.args import keyword, make_arg, positional, with_args
 from porter.rules._lib.branches import checked_not_none
+from porter.rules._lib.device import device_named, map_location_cuda_call, retorch, torch_ref
 from porter.rules._lib.integers import IntegerNames, NoneNames
 
 

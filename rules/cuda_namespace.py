@@ -10,6 +10,8 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, under_availability_test
 from porter.rules._lib.device import torch_ref
+from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
+from porter.rules._lib.nodes import dotted
 from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_ONLY,
@@ -20,8 +22,6 @@ from porter.rules._tables.cuda import (
     RENAMED,
     RENAMES,
 )
-from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
-from porter.rules._lib.nodes import dotted
 
 _PREFIX = "torch.cuda."
 # Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,

@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.nodes import dotted
 from porter.rules._tables.cuda_only import (
     CODES,
     CUDA_SDPA_BACKENDS,
@@ -20,7 +21,6 @@ from porter.rules._tables.cuda_only import (
     entry_for,
     triggers,
 )
-from porter.rules._lib.nodes import dotted
 
 
 class CudaOnlyDeps(Rule):

@@ -12,6 +12,7 @@ from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout
 from porter.rules._lib.imports import import_binding
 from porter.rules._lib.nodes import dotted
+from porter.rules._lib.optim import adam_plan, foreach_adam, fused_adamw, literal_bool
 from porter.rules._tables.optimizer import (
     APEX_FUSED_ADAM,
     APEX_FUSED_SGD,
@@ -20,7 +21,6 @@ from porter.rules._tables.optimizer import (
     SYNCFREE,
     OptimizerPort,
 )
-from porter.rules._lib.optim import adam_plan, foreach_adam, fused_adamw, literal_bool
 
 _BNB = "bitsandbytes.optim."
 _APEX = "apex.optimizers."

@@ -8,11 +8,11 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import torch_import
-from porter.rules._tables.cuda import FLOATING_TENSOR_TYPES, TENSOR_TYPES
 from porter.rules._lib.args import positional
+from porter.rules._lib.device import torch_import
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
+from porter.rules._tables.cuda import FLOATING_TENSOR_TYPES, TENSOR_TYPES
 
 _PREFIX = "torch.cuda."
 _CPU_TYPES = frozenset(f"torch.{kind}" for kind in ("FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor"))

@@ -8,8 +8,8 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.args import make_arg, with_args
+from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.nodes import dotted
 
 _NAMES = {f"torch.cuda.amp.{name}": name for name in ("custom_fwd", "custom_bwd")}

@@ -10,7 +10,7 @@ import libcst.matchers as m
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.args import keyword, add_keyword_keep_layout
+from porter.rules._lib.args import add_keyword_keep_layout, keyword
 from porter.rules._lib.nodes import dotted
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")

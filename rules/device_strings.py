@@ -9,6 +9,8 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.args import positional
+from porter.rules._lib.branches import is_availability_test, under_availability_test
 from porter.rules._lib.device import (
     ACCELERATOR_TYPE,
     CUDA_TEMPLATE,
@@ -23,9 +25,7 @@ from porter.rules._lib.device import (
     retorch,
     torch_ref,
 )
-from porter.rules._lib.args import positional
 from porter.rules._lib.integers import NoneNames
-from porter.rules._lib.branches import is_availability_test, under_availability_test
 from porter.rules._lib.nodes import method_name, string_value
 from porter.rules._lib.tree import child_index
 

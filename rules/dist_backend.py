@@ -9,8 +9,8 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.args import positional
+from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 
 _BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|comm_backend|pg_backend)$")

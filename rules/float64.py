@@ -9,8 +9,8 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import cuda_string, device_named
 from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.device import cuda_string, device_named
 from porter.rules._lib.nodes import dotted, method_name, string_value
 
 _FLOAT64 = ("torch.float64", "torch.double")

@@ -13,7 +13,6 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, positional
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
-from porter.rules._lib.precision import ScalerStays
 from porter.rules._lib.optim import (
     ADAM,
     ADAMW,
@@ -24,6 +23,8 @@ from porter.rules._lib.optim import (
     literal_bool,
     without_double_star,
 )
+from porter.rules._lib.precision import ScalerStays
+
 _FUSED_KEYS = frozenset({"fused", "foreach"})
 _ADAM_WORD = re.compile(r"\bAdam\b")
 _LOG_CALLS = frozenset({"print", "info", "debug", "warning", "log", "write", "set_description"})

@@ -13,7 +13,6 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional, with_args
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index, visit_original
 from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
     AUTOCAST,
@@ -26,6 +25,7 @@ from porter.rules._lib.precision import (
     source_imports,
     torch_alias,
 )
+from porter.rules._lib.tree import child_index, visit_original
 
 _REMOVED_METHODS = frozenset({"update", "unscale_"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})

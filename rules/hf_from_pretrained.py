@@ -9,8 +9,8 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import INT_DEVICE_NAME
 from porter.rules._lib.args import keyword
+from porter.rules._lib.device import INT_DEVICE_NAME
 from porter.rules._lib.hf import model_from_pretrained
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
 from porter.rules._tables.hf import FLASH_ATTENTION

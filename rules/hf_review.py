@@ -14,10 +14,9 @@ from libcst.metadata import ScopeProvider
 from porter.engine.changes import Safety
 from porter.engine.rule import FileContext, Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
+from porter.rules._lib.hf import MISSING, literal, model_from_pretrained
 from porter.rules._lib.nodes import string_value
 from porter.rules._tables.hf import ACCELERATOR_CLASSES
-from porter.rules._lib.hf import MISSING, literal, model_from_pretrained
-
 
 SINGLE_LABEL = "single_label_classification"
 REGRESSION = "regression"

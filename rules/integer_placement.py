@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import re
-
 from typing import ClassVar
 
 import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.branches import checked_not_none
 from porter.rules._lib.integers import IntegerNames, NoneNames
-from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.nodes import dotted, method_name
-
 
 _INDEX_PLACEMENT = re.compile(r"(?:\.to\(|device=)\s*(?:\w+\.)?(?:\w*(?:rank|gpu|device_id)\w*|\d+)\b")
 

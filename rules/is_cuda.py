@@ -7,8 +7,8 @@ from typing import ClassVar
 import libcst as cst
 
 from porter.engine.changes import Safety
-from porter.engine.rule import Rule
 from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.rule import Rule
 from porter.rules._lib.nodes import dotted
 from porter.rules._lib.tree import child_index, visit_original
 

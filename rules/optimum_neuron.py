@@ -10,10 +10,10 @@ from libcst.metadata import ScopeProvider
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword
+from porter.rules._lib.hf import literal
 from porter.rules._lib.imports import import_binding
 from porter.rules._lib.nodes import dotted
 from porter.rules._tables.hf import OPTIMUM_NEUTRAL, OPTIMUM_ONLY_ARGS, OPTIMUM_RENAMES
-from porter.rules._lib.hf import literal
 
 _PREFIX = "optimum.neuron."
 _ARGS_CLASSES = frozenset({"NeuronTrainingArguments", "Seq2SeqNeuronTrainingArguments", "NeuronSFTConfig", "NeuronORPOConfig"})

@@ -8,8 +8,8 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.device import ACCELERATOR_TYPE, DEVICE_KEYWORDS, device_named, retorch, torch_ref
 from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.device import ACCELERATOR_TYPE, DEVICE_KEYWORDS, device_named, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
 from porter.rules._lib.statements import remove_small, single_small
 from porter.rules._tables.xla import DEVICE_CALLS, DIST_CALLS, LOADERS, NOTES, OPTIMIZER_STEP, STEP_CALLS

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from porter.run.batch import run_batch
-from porter.run.cache import Cache
 from porter.cli import main
-from porter.run.discovery import PORTED_SUFFIXES, discover, is_excluded
 from porter.engine.options import Options
 from porter.engine.results import Success
+from porter.run.batch import run_batch
+from porter.run.cache import Cache
+from porter.run.discovery import PORTED_SUFFIXES, discover, is_excluded
 
 CUDA = b'import torch\nx = torch.zeros(2).cuda()\n'
 CPU = b"import torch\nx = torch.zeros(2)\n"
@@ -368,8 +368,8 @@ class ShoutRule(Rule):
 
 
 def test_third_party_rules_are_found_through_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from porter.run.cache import code_fingerprint
     from porter.engine.registry import all_rules
+    from porter.run.cache import code_fingerprint
 
     site = tmp_path / "site"
     dist = site / "porter_shout-1.0.dist-info"
@@ -432,8 +432,8 @@ def test_pool_workers_do_not_inherit_a_held_folder_lock(tmp_path: Path) -> None:
     import fcntl
     import os
 
-    from porter.run.batch import _context
     from porter.engine.textio import _directory_lock
+    from porter.run.batch import _context
 
     with _directory_lock(str(tmp_path)):
         pool = _context().Pool(1)

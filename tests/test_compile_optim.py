@@ -13,8 +13,8 @@ from porter.cli import cli
 from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.results import Success
-from porter.rules._tables.compile import COMPILE_KEYWORDS, cuda_only_option
 from porter.rules._lib.optim import WEIGHT_DECAY_INDEX
+from porter.rules._tables.compile import COMPILE_KEYWORDS, cuda_only_option
 
 
 def test_module_compile_keeps_state_dict_keys() -> None:

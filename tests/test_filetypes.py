@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.filetypes import kind_of, port_file
 from porter.engine.options import Options
 from porter.engine.results import Failure, Success, Unchanged
+from porter.filetypes import kind_of, port_file
 
 FIXTURES = Path(__file__).parent / "fixtures_files"
 UPDATE = os.environ.get("PORTER_UPDATE_FIXTURES") == "1"

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from porter.engine.changes import Kind, Safety
-from porter.filetypes import FILE_CODES, explain, handles, kind_of, port_file
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, Success, Unchanged
+from porter.filetypes import FILE_CODES, explain, handles, kind_of, port_file
 
 FIXTURES = Path(__file__).parent / "fixtures_files"
 

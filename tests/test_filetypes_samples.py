@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.filetypes import handles, port_file
 from porter.engine.options import Options
 from porter.engine.results import Success, Unchanged
+from porter.filetypes import handles, port_file
 
 REPO = Path(__file__).parent.parent / "samples" / "repo"
 

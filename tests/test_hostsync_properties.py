@@ -36,9 +36,9 @@ HEADERS = [
 def _body(depth: int) -> st.SearchStrategy[list[str]]:
     line = st.sampled_from(STATEMENTS).map(lambda s: [s])
     if depth == 0:
-        return st.lists(line, min_size=1, max_size=5).map(lambda ls: [s for l in ls for s in l])
+        return st.lists(line, min_size=1, max_size=5).map(lambda ls: [s for group in ls for s in group])
     nested = st.tuples(st.sampled_from(HEADERS), _body(depth - 1)).map(lambda hb: [hb[0], *("    " + s for s in hb[1])])
-    return st.lists(st.one_of(line, nested), min_size=1, max_size=5).map(lambda ls: [s for l in ls for s in l])
+    return st.lists(st.one_of(line, nested), min_size=1, max_size=5).map(lambda ls: [s for group in ls for s in group])
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

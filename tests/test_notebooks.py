@@ -14,9 +14,9 @@ import nbformat
 import pytest
 
 from porter.cli import main
-from porter.run.notebooks import dump_like, mask_magics, port_notebook
 from porter.engine.options import Options
 from porter.engine.results import Success, Unchanged
+from porter.run.notebooks import dump_like, mask_magics, port_notebook
 
 DATA = Path(__file__).parent / "data" / "notebooks"
 CASES = sorted(DATA.glob("*.in.ipynb"))

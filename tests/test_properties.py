@@ -47,7 +47,7 @@ PLAIN_STATEMENTS = ["a = 1", "b = a + 2", "print('hello cuda')", "pass", "c = [i
 def _block(depth: int) -> st.SearchStrategy[list[str]]:
     line = st.sampled_from(CUDA_STATEMENTS + PLAIN_STATEMENTS).map(lambda s: [s])
     if depth == 0:
-        return st.lists(line, min_size=1, max_size=4).map(lambda ls: [s for l in ls for s in l])
+        return st.lists(line, min_size=1, max_size=4).map(lambda ls: [s for group in ls for s in group])
     header = st.sampled_from(
         [
             "for step, (x, y) in enumerate(loader):",
@@ -61,7 +61,7 @@ def _block(depth: int) -> st.SearchStrategy[list[str]]:
         ]
     )
     nested = st.tuples(header, _block(depth - 1)).map(lambda hb: [hb[0], *("    " + s for s in hb[1])])
-    return st.lists(st.one_of(line, nested), min_size=1, max_size=4).map(lambda ls: [s for l in ls for s in l])
+    return st.lists(st.one_of(line, nested), min_size=1, max_size=4).map(lambda ls: [s for group in ls for s in group])
 
 
 def _check(source: str, options: Options) -> Success | None:

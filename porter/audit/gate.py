@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from porter.audit.card import (
+    HUB_MISSING,
     METADATA_KEY,
     SECTION_TITLE,
     TAG_DEVICE,
     TAG_EMULATED,
-    HUB_MISSING,
     CardError,
     Verification,
     find_section,

@@ -7,7 +7,6 @@ import json
 import click
 
 
-
 def rule_rows() -> list[tuple[str, str, str, str]]:
     """(code, name, safety, summary) for every Python rule code and every non-Python file code."""
     # Imported here: loading the rules means loading libcst, which `porter --help` and cached

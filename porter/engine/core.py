@@ -19,13 +19,13 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from porter.engine.changes import Change
+from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, FileResult, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
 from porter.engine.textio import SourceError, check_bytes, decode_source, read_source
-from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.verify import had_fallback, verify_port, verify_tree
 
 # A file already written for Neuron is "being ported" even with no CUDA-ism left.

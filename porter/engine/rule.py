@@ -33,9 +33,9 @@ from libcst.metadata import (
 
 from porter.engine.changes import Change, ImportSpec, Kind, Safety
 from porter.engine.fastcst.names import LazyQualifiedNames
-from porter.engine.options import Options
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.options import Options
 
 NodeTransform = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel"]
 MARKER_PREFIX = "# porter:"

@@ -49,7 +49,7 @@ one ``PositionProvider`` pass over that class).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import libcst as cst

@@ -26,13 +26,13 @@ import re
 import traceback
 from collections.abc import Callable
 
+from porter.engine.options import Options
+from porter.engine.results import Failure, FileResult, Success, Unchanged
+from porter.engine.textio import SourceError, read_source
 from porter.filetypes import _jsonpos, _tomlpos, _yamlpos, configs, deps, setup_py, shell
 from porter.filetypes._codes import DOCS, FILE_CODES
 from porter.filetypes._doc import DecodeError, Doc, decode
 from porter.filetypes._tree import Node, ParseError
-from porter.engine.options import Options
-from porter.engine.results import Failure, FileResult, Success, Unchanged
-from porter.engine.textio import SourceError, read_source
 
 __all__ = ["FILE_CODES", "chain_setup_py", "explain", "handles", "kind_of", "migrate_file", "port_file"]
 

@@ -27,11 +27,11 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from porter.run.cache import Cache, content_digest, decode, file_key, with_path
-from porter.run.discovery import Target, is_generated
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Unchanged
 from porter.engine.textio import SourceError, read_source
+from porter.run.cache import Cache, content_digest, decode, file_key, with_path
+from porter.run.discovery import Target, is_generated
 
 if TYPE_CHECKING:
     import multiprocessing.context

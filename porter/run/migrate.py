@@ -17,7 +17,6 @@ import os
 import sys
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from porter.engine.options import Options
@@ -197,10 +196,8 @@ class Migration:
             folders = [root.path if os.path.isdir(root.path) else os.path.dirname(root.path) or "." for root in roots]
             sinks.append(Patch(options.patch_file, patch_base(folders, [root.git for root in roots]), outputs))
         if options.reports:
-            from porter.reports.json_report import RunRecord
+            from porter.reports.json_report import RunRecord, escaped
             from porter.run.sinks.reports import Reports
-
-            from porter.reports.json_report import escaped
 
             record = RunRecord(command=["porter", "migrate", *(escaped(path) for path in options.paths)])
             record.options = {key: value for key, value in self.config.values.items() if key != "cache-dir"}

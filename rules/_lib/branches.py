@@ -9,10 +9,9 @@ or to keep the test's old meaning when the branch cannot work on Neuron.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import libcst as cst
-
-from dataclasses import dataclass
 
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.nodes import dotted

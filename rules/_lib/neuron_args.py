@@ -14,20 +14,19 @@ is a ``torch.device``; a name like ``device``/``dev`` may hold a string.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import FileAnalysis, Rule
-from porter.rules._lib.device import DEVICE_NAME, cuda_string, neuron_string, torch_ref
 from porter.rules._lib.args import keyword
+from porter.rules._lib.device import DEVICE_NAME, cuda_string, neuron_string, torch_ref
+from porter.rules._lib.integers import IntegerNames
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index, visit_original
 from porter.rules._tables.neuron_api import DEVICE_PROPERTIES
-from porter.rules._lib.integers import IntegerNames
 
 _DEVICE_LITERAL = re.compile(r"^(cuda|neuron)(?::(\d+))?$")
 # Calls that return an int device index (or a rank used as one).

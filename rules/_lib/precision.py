@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from porter.engine.changes import ImportSpec
 from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.args import positional
 from porter.rules._lib.nodes import dotted, string_value
-from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.tree import child_index, visit_original
 
 Qualify = Callable[[cst.CSTNode], set[str]]
@@ -453,11 +454,9 @@ def _local(alias: cst.ImportAlias) -> str | None:
     return None
 
 
-def source_imports(func: cst.BaseExpression, qualified: set[str]) -> list["ImportSpec"]:
+def source_imports(func: cst.BaseExpression, qualified: set[str]) -> list[ImportSpec]:
     """The from-imports that brought ``func`` in (``from torch.cuda.amp import GradScaler as GS``,
     ``from torch.cuda import amp``); none when it is spelled through the torch module."""
-    from porter.engine.changes import ImportSpec
-
     parts = (dotted(func) or "").split(".")
     if not parts[0] or len(parts) > 2:
         return []

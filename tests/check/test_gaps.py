@@ -5,7 +5,8 @@ Runs AOTAutograd + upstream torch-mlir in-process on tiny modules (no script, no
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from conftest import SCRIPTS, check
+
 from porter.check import parity
 
 

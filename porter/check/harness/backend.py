@@ -12,7 +12,8 @@ from __future__ import annotations
 import operator
 import os
 import re
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.fx as tfx
@@ -36,7 +37,7 @@ class NeuronEmulatedBackend:
         self._table: dict[Any, Any] | None = None
         self._shared: NeuronEmulatedBackend | None = None
 
-    def with_fallback(self, fallback: bool) -> "NeuronEmulatedBackend":
+    def with_fallback(self, fallback: bool) -> NeuronEmulatedBackend:
         """This backend for one ``torch.compile`` call: with fallback off (TorchNeuron's default),
         a graph that does not lower raises, as the device's compile does."""
         other = NeuronEmulatedBackend(self.dump_dir, self.bisect, fallback)
@@ -235,7 +236,7 @@ def _region(gm: tfx.GraphModule) -> str:
         stack = node.meta.get("stack_trace")
         if not stack:
             continue
-        for file, line, name in re.findall(r'File "([^"]+)", line (\d+), in (\S+)', stack):
+        for file, _line, name in re.findall(r'File "([^"]+)", line (\d+), in (\S+)', stack):
             if first is None and not file.startswith(lowering._PORTER_DIR):
                 first = f"{name} ({os.path.basename(file)})"
             if not file.startswith((lowering._TORCH_DIR, lowering._PORTER_DIR)):

@@ -10,7 +10,8 @@ CPU/device mixing, CUDA uses in a port, and the loss each ``.backward()`` was ca
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode

@@ -25,7 +25,8 @@ import os
 import sys
 import time
 import types
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import torch
 
@@ -343,7 +344,7 @@ class Event:
     def synchronize(self) -> None:
         return None
 
-    def elapsed_time(self, end: "Event") -> float:
+    def elapsed_time(self, end: Event) -> float:
         if self._t is None or end._t is None:
             raise RuntimeError("Both events must be recorded before calculating elapsed time")
         return (end._t - self._t) * 1000.0
@@ -355,7 +356,7 @@ class Stream:
     def __init__(self, device: Any = None, priority: int = 0, **kwargs: Any) -> None:
         self.device = torch.device(torch._C._get_privateuse1_backend_name(), 0)
 
-    def wait_stream(self, stream: "Stream") -> None:
+    def wait_stream(self, stream: Stream) -> None:
         return None
 
     def wait_event(self, event: Event) -> None:
@@ -372,7 +373,7 @@ class Stream:
     def query(self) -> bool:
         return True
 
-    def __enter__(self) -> "Stream":
+    def __enter__(self) -> Stream:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -15,7 +15,6 @@ from porter.rules._lib.hostsync.syntax import ends_loop_or_function, is_interval
 from porter.rules._lib.nodes import dotted, method_name
 from porter.rules._lib.tree import child_index
 
-
 # Logging functions of libraries, by qualified name (``import wandb as wb``; ``wb.log(...)``).
 _LOG_APIS = ("wandb.log", "logging.info", "logging.debug", "logging.warning", "mlflow.log_metric", "mlflow.log_metrics")
 

@@ -13,8 +13,8 @@ import libcst as cst
 
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.rule import Rule
-from porter.rules._lib.nodes import dotted, method_name
 from porter.rules._lib.hostsync.model import EXIT_CALLS, SYNC_METHODS
+from porter.rules._lib.nodes import dotted, method_name
 
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 # Reductions whose result is a count when applied to booleans or indices.
