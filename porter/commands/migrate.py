@@ -165,7 +165,7 @@ class _Run:
         targets = [target for target, _ in owned]
         owners = [self.roots[raw] for _, raw in owned]
         write_now = bool(self.flags["write"])
-        from porter.run.batch import Stats, run_batch
+        from porter.run.batch import Stats, WorkerError, run_batch
         from porter.reports.json_report import RunRecord
 
         record = RunRecord(command=["porter", "migrate", *self.paths])
@@ -198,6 +198,9 @@ class _Run:
                 self._print(result, progress)
                 # Keep counts, not bytes: a tree of thousands of files must not pile up in memory.
                 self.results.append(replace(result, old=b"", new=b"") if isinstance(result, Success) else result)
+        except WorkerError as error:  # the pool cannot start: nothing was ported
+            click.echo(f"porter: error: {error}", err=True)
+            return EXIT_ERROR
         except KeyboardInterrupt:
             # Every write is a rename of a complete temporary file: each file is fully old or fully new.
             interrupted = True
