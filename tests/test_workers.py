@@ -113,3 +113,18 @@ def test_workers_that_cannot_import_porter_stop_the_run_with_one_error(tmp_path:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("porter: error: the worker processes cannot start") == 1
+
+
+def test_the_cli_time_limit_fails_one_file_and_the_batch_goes_on(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    from porter.cli import main
+
+    folder = str(tmp_path)
+    with open(os.path.join(folder, "big.py"), "wb") as handle:
+        handle.write(LINES * 8)  # many seconds of work: well over the limit
+    with open(os.path.join(folder, "small.py"), "w") as handle:
+        handle.write("import torch\nx = torch.zeros(2).cuda()\n")
+    assert main(["migrate", folder, "--time-limit", "1", "-j1", "--no-cache", "-q", "--no-progress"]) == 2
+    output = capsys.readouterr()
+    text = output.out + output.err
+    assert "big.py: error: took longer than 1 s to port" in text
+    assert "1 file would change" in text

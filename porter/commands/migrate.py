@@ -34,6 +34,7 @@ _OVERRIDES = {
     "log_interval": "log-interval",
     "max_file_size": "max-file-size",
     "jobs": "jobs",
+    "time_limit": "time-limit",
     "cache_dir": "cache-dir",
 }
 
@@ -60,6 +61,7 @@ def _codes(values: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--log-interval", type=click.IntRange(min=1), default=DEFAULT_LOG_INTERVAL, show_default=True, help="Steps between log lines when host-sync rules introduce an interval.")
 @click.option("--no-compile-insertion", is_flag=True, help="Never insert model.compile(backend='neuron') into scripts without a compile.")
 @click.option("--max-file-size", type=click.IntRange(min=1), default=DEFAULT_MAX_FILE_SIZE, show_default=True, help="Refuse files larger than this many bytes.")
+@click.option("--time-limit", type=click.IntRange(min=0), default=120, show_default=True, metavar="SECONDS", help="A file that takes longer to port fails (left as it was) and the batch goes on; 0: no limit.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="0 = all cores", help="Worker processes; -j1 (or a dozen files to parse or fewer) ports in this process.")
 @click.option("--patch", "patch_file", type=click.Path(dir_okay=False, path_type=str), help="Write every change as one patch to FILE (paths relative to the current folder; apply with `git apply FILE`).")
 @click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="Write a report; the format follows the extension: .json, .sarif, .md (repeatable).")
