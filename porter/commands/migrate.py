@@ -7,7 +7,6 @@ not know (a fully cached run loads neither libcst nor a process pool).
 
 from __future__ import annotations
 
-import signal
 import sys
 from dataclasses import replace
 from typing import cast
@@ -19,18 +18,14 @@ from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE
 from porter.engine.results import Failure, FileResult, Success
 from porter.reports.progress import Progress
 from porter.reports.render import change_line, colour_diff, finding_line, findings_of, summary, verifier_summary
+from porter.run.batch import WorkerError
 from porter.run.config import codes
-from porter.run.migrate import FileOutcome, MigrateError, MigrateOptions, Migration
+from porter.run.migrate import FileOutcome, MigrateError, MigrateOptions, Migration, sigterm_as_interrupt
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_VERIFIER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130  # documented in the help below
-_SETTINGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "cache_dir")
+_SETTINGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "time_limit", "cache_dir")
 _DIRECT = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")  # same name and type
 # _SETTINGS are [tool.porter] settings: a flag overrides the file only when given on the command line.
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    """SIGTERM ends a batch like Ctrl-C: between files, with a summary."""
-    raise KeyboardInterrupt
 
 
 @click.command("migrate")
@@ -46,6 +41,7 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 @click.option("--log-interval", type=click.IntRange(min=1), default=DEFAULT_LOG_INTERVAL, show_default=True, help="Steps between log lines when host-sync rules introduce an interval.")
 @click.option("--no-compile-insertion", is_flag=True, help="Never insert model.compile(backend='neuron') into scripts without a compile.")
 @click.option("--max-file-size", type=click.IntRange(min=1), default=DEFAULT_MAX_FILE_SIZE, show_default=True, help="Refuse files larger than this many bytes.")
+@click.option("--time-limit", type=click.IntRange(min=0), default=120, show_default=True, metavar="SECONDS", help="A file that takes longer to port fails (left as it was) and the batch goes on; 0: no limit.")
 @click.option("--jobs", "-j", type=click.IntRange(min=0), default=0, show_default="0 = all cores", help="Worker processes; -j1 (or a dozen files to parse or fewer) ports in this process.")
 @click.option("--patch", "patch_file", type=click.Path(dir_okay=False, path_type=str), help="Write every change as one patch to FILE (paths relative to the git repository holding the inputs, else to their common folder; apply there with `git apply FILE` or `patch -p1 < FILE`).")
 @click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="Write a report; the format follows the extension: .json, .sarif, .md (repeatable).")
@@ -89,26 +85,27 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     colour = sys.stdout.isatty() if flags["color"] is None else bool(flags["color"])
     results: list[FileResult] = []
     interrupted = False
-    previous_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     outcomes = migration.__iter__()  # a generator: closed on every way out
     try:
-        for outcome in outcomes:
-            progress.advance(outcome.result)
-            _print(outcome, progress, bool(flags["quiet"]), colour)
-            result = outcome.result  # kept without its bytes: thousands of files must not pile up
-            results.append(replace(result, old=b"", new=b"") if isinstance(result, Success) else result)
+        with sigterm_as_interrupt():  # SIGTERM ends a batch like Ctrl-C: between files, with a summary
+            for outcome in outcomes:
+                progress.advance(outcome.result)
+                _print(outcome, progress, bool(flags["quiet"]), colour)
+                result = outcome.result  # kept without its bytes: thousands of files must not pile up
+                results.append(replace(result, old=b"", new=b"") if isinstance(result, Success) else result)
     except KeyboardInterrupt:
         interrupted = True  # every write is a rename of a complete file: each is fully old or new
+    except WorkerError as error:  # the process pool cannot start: nothing was ported
+        click.echo(f"porter: error: {error}", err=True)
+        return EXIT_ERROR
     finally:
         outcomes.close()
-        signal.signal(signal.SIGTERM, previous_term)
         progress.stop()
+    line = summary(results, "ported" if flags["write"] or flags["out_dir"] or flags["git_branch"] else "would change")
     if interrupted:
-        done = summary(results, "ported" if flags["write"] or flags["out_dir"] else "would change")
-        click.echo(f"porter: interrupted after {len(results)} of {migration.total} files; {done} "
+        click.echo(f"porter: interrupted after {len(results)} of {migration.total} files; {line} "
                    "Every file is either as it was or fully ported; run again to finish.", err=True)
         return EXIT_INTERRUPTED
-    line = summary(results, "ported" if flags["write"] or flags["out_dir"] or flags["git_branch"] else "would change")
     if migration.stats.cache_hits:
         line = line[:-1] + f" ({migration.stats.cache_hits} from cache)."
     click.echo(f"{line} {verifier_summary(results)}", err=True)

@@ -61,6 +61,9 @@ def port_source(
         candidates = prefilter(decoded.text, options, candidates)
         if not candidates:
             return Unchanged(path, skipped="prefilter")
+    deep = _too_deep(decoded.text)
+    if deep is not None:
+        return Failure(path, deep, kind="parse")
     try:
         module = cst.parse_module(data)
     except cst.ParserSyntaxError as error:
@@ -81,6 +84,33 @@ def port_source(
             "the file was left as it was — please report it",
             kind="internal",
         )
+
+
+# Deeper than this (in ``ast`` levels) libcst's recursive visitors cannot go (a chain of 200
+# ``.cuda()`` calls, 404 levels, already fails), and its parser is quadratic in the depth (a chain
+# of 1,000 calls: 10 s; of 3,000: minutes). Such code is refused before libcst parses it.
+MAX_DEPTH = 500
+
+
+def _too_deep(text: str) -> str | None:
+    """Why ``text`` is nested too deeply to port (with the line), or None. CPython's parser is
+    fast; code it rejects is left to libcst to report."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (RecursionError, MemoryError):  # Python itself cannot compile it
+        return "code nested too deeply to port (Python's own parser gives up on it); left as it was"
+    except (SyntaxError, ValueError):
+        return None
+    stack: list[tuple[ast.AST, int, int]] = [(tree, 1, 1)]
+    while stack:
+        node, depth, line = stack.pop()
+        line = getattr(node, "lineno", line)
+        if depth > MAX_DEPTH:
+            return f"code nested too deeply to port (more than {MAX_DEPTH} levels at line {line}); left as it was"
+        stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
+    return None
 
 
 def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
@@ -203,14 +233,24 @@ class EditConflict(Exception):
     """Two edits do not compose: applying one would silently undo part of another."""
 
 
-def _calls(node: cst.CSTNode) -> int:
-    count = 0
-    stack = [node]
+def _calls(node: cst.CSTNode, memo: dict[int, tuple[cst.CSTNode, int]]) -> int:
+    """Calls in ``node``'s tree. ``memo`` (id -> (node, count); the node keeps its id alive) is
+    shared by one applier: a transform's result shares most of its tree with its input, so each
+    node is counted once per file, not once per edit above it (3,000 chained ``.cuda()`` calls
+    were quadratic here: minutes)."""
+    stack: list[tuple[cst.CSTNode, Sequence[cst.CSTNode] | None]] = [(node, None)]
     while stack:
-        current = stack.pop()
-        count += isinstance(current, cst.Call)
-        stack.extend(current.children)
-    return count
+        current, children = stack.pop()
+        if id(current) in memo:
+            continue
+        if children is None:
+            children = current.children
+            stack.append((current, children))
+            stack.extend((child, None) for child in children if id(child) not in memo)
+            continue
+        count = isinstance(current, cst.Call) + sum(memo[id(child)][1] for child in children)
+        memo[id(current)] = (current, count)
+    return memo[id(node)][1]
 
 
 class _EditApplier(cst.CSTTransformer):
@@ -234,6 +274,7 @@ class _EditApplier(cst.CSTTransformer):
         # Codes of the edits applied inside each node being visited (to name them in a conflict).
         self.inside: list[set[str]] = [set()]
         self.emptied: set[int] = set()  # blocks whose every statement the port removed
+        self.call_counts: dict[int, tuple[cst.CSTNode, int]] = {}  # see _calls
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.pending_lines and isinstance(node, _STATEMENTS):
@@ -301,7 +342,7 @@ class _EditApplier(cst.CSTTransformer):
         comments: list[str] = []
         for edit in edits:
             if edit.transform is not None and isinstance(node, cst.CSTNode) and not removed:
-                node = self._transform(edit, node, inner)
+                node = self._transform(edit, node, inner, self.call_counts)
             # A transform may itself remove the node (an import line with every name dropped).
             removed = removed or edit.remove or isinstance(node, cst.RemovalSentinel)
             before.extend(edit.before)
@@ -325,13 +366,13 @@ class _EditApplier(cst.CSTTransformer):
 
 
     @staticmethod
-    def _transform(edit: Edit, node: cst.CSTNode, inner: set[str]) -> object:
+    def _transform(edit: Edit, node: cst.CSTNode, inner: set[str], counts: dict[int, tuple[cst.CSTNode, int]]) -> object:
         """``edit``'s transform of the updated ``node``; refused when it loses a call it does not own."""
         assert edit.transform is not None
         result = edit.transform(node)
         if edit.drops_calls or not isinstance(node, cst.BaseExpression) or not isinstance(result, cst.CSTNode):
             return result
-        before, after = _calls(node), _calls(result)
+        before, after = _calls(node, counts), _calls(result, counts)
         if after < before:
             others = sorted(inner - {edit.code})
             text = cst.Module([]).code_for_node(node)

@@ -9,6 +9,7 @@ from typing import Literal
 Style = Literal["neuron", "accelerator"]
 
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files are refused, not parsed
+DEFAULT_TIME_LIMIT = 120.0  # seconds one file may take to port; 0 = no limit
 DEFAULT_LOG_INTERVAL = 10  # steps between host-synchronising log lines the host-sync rules introduce
 
 
@@ -21,6 +22,9 @@ class Options:
     ``torch.accelerator`` code instead of writing ``neuron`` explicitly. ``all_files`` runs the
     performance rules (compile, optimizers, host syncs, static shapes) on every file, not only on
     files that are being ported (those with a CUDA-ism or already targeting ``neuron``).
+    ``time_limit``: seconds one file may take (in a batch worker or in-process on the main thread);
+    a file that takes longer is a per-file Failure and is left as it was. 0 means no limit. It is
+    not part of the cache key: it never changes a port that finishes (and a time-out is not cached).
     """
 
     select: tuple[str, ...] = ()
@@ -32,6 +36,7 @@ class Options:
     hf_async_load_env: bool = True
     prefilter: bool = True
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    time_limit: float = DEFAULT_TIME_LIMIT
     repo_in_port: bool = False  # set by a batch run: the file's repository has a CUDA-ism
     extra: tuple[tuple[str, str], ...] = field(default=())
 
@@ -47,7 +52,9 @@ class Options:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def cache_key(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
+        fields = asdict(self)
+        del fields["time_limit"]
+        return json.dumps(fields, sort_keys=True)
 
 
 def _longest_prefix(code: str, prefixes: tuple[str, ...]) -> int:

@@ -124,3 +124,45 @@ def code_info(code: str) -> CodeInfo | None:
 def code_summary(code: str) -> str:
     info = code_info(code)
     return info.summary if info is not None else ""
+
+
+class SelectionError(ValueError):
+    """A --select/--ignore (or [tool.porter] select/ignore) item that names no code porter emits."""
+
+
+def normalize_selection(items: list[str] | tuple[str, ...], what: str = "--select") -> tuple[str, ...]:
+    """Codes and code prefixes from ``items`` (codes, prefixes such as ``NRN1``, ``ALL``, or rule
+    names such as ``device-strings``, which stand for every code of that rule), upper-cased.
+
+    An item is valid when it is ``ALL``, a rule name, or a prefix of at least one catalogued code;
+    anything else raises ``SelectionError`` with the closest known code or name, so one typo never
+    silently switches every rule off."""
+    import difflib
+
+    known = catalogue()
+    names: dict[str, tuple[str, ...]] = {}
+    for info in known.values():
+        if info.name != "files":
+            names[info.name.lower()] = names.get(info.name.lower(), ()) + (info.code,)
+    chosen: list[str] = []
+    for raw in items:
+        for item in (part.strip() for part in raw.split(",")):
+            if not item:
+                continue
+            upper = item.upper()
+            if upper == "ALL" or any(code.startswith(upper) for code in known):
+                chosen.append(upper)
+            elif item.lower() in names:
+                chosen.extend(names[item.lower()])
+            else:
+                close = _nearest_code(upper, known) or difflib.get_close_matches(item.lower(), list(names), n=1)
+                hint = f"; did you mean {close[0]}?" if close else " (see `porter rules`)"
+                raise SelectionError(f"{what} {item}: no rule code, prefix or rule name matches{hint}")
+    return tuple(dict.fromkeys(chosen))
+
+
+def _nearest_code(item: str, known: dict[str, CodeInfo]) -> list[str]:
+    """The code differing from ``item`` in the fewest places (at most 2; a typo like NRN1O1),
+    lowest code first; difflib alone ties between all NRN codes and picks the last."""
+    scored = sorted((sum(a != b for a, b in zip(item, code)), code) for code in known if len(code) == len(item))
+    return [scored[0][1]] if scored and scored[0][0] <= 2 else []

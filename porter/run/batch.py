@@ -22,7 +22,10 @@ streams while the pool works and reads the same on every run.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -95,7 +98,51 @@ def port_target(task: Task) -> tuple[int, FileResult, Keyed | None]:
     if task.with_key and digest is not None:
         key = task.key if looked_up and task.key else file_key(digest, task.options.cache_key(), key_kind(task))
         keyed = (key, digest)
-    return task.index, port_bytes(data, task.path, task.kind, task.options), keyed
+    limit = task.options.time_limit
+    _load(task.kind)  # imports run outside the limit: one interrupted half-way breaks the process
+    try:
+        with _time_limit(limit):
+            result = port_bytes(data, task.path, task.kind, task.options)
+    except TimeLimit:
+        reason = f"took longer than {limit:g} s to port (--time-limit); left as it was"
+        return task.index, Failure(task.path, reason, kind="timeout"), None  # never cached
+    return task.index, result, keyed
+
+
+def _load(kind: str) -> None:
+    if kind == "ipynb":
+        import porter.run.notebooks  # noqa: F401
+    elif kind == "file":
+        import porter.filetypes  # noqa: F401
+    from porter.engine.registry import all_rules
+
+    all_rules()  # imports libcst, the engine and every rule once
+
+
+class TimeLimit(BaseException):
+    """Raised inside a port that ran out of time. A BaseException, so the engine's guard against
+    rule bugs (``except Exception``) does not turn it into an internal error and carry on."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the body after ``seconds`` (SIGALRM: Unix, main thread; elsewhere, or with 0,
+    no limit). A port writes nothing, so interrupting it anywhere leaves the file as it was."""
+    usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def port_bytes(data: bytes, path: str, kind: str, options: Options) -> FileResult:
@@ -237,7 +284,59 @@ def _pool(misses: int, jobs: int, stats: Stats) -> _Pool | None:
     stats.workers = workers
     chunk = max(1, min(32, misses // (workers * 8)))
     context = _context()
-    return _Pool(context.Pool(workers, maxtasksperchild=max(1, FILES_PER_WORKER // chunk)), chunk)
+    # The fork server runs `python -c ...`, which puts the current folder first on sys.path: a
+    # `porter/` folder there (a clone beside the project) would be imported instead of this
+    # process's porter. PYTHONSAFEPATH (3.11+) keeps it off; the probe below catches the rest.
+    saved = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        pool = context.Pool(workers, maxtasksperchild=max(1, FILES_PER_WORKER // chunk))
+    finally:
+        if saved is None:
+            del os.environ["PYTHONSAFEPATH"]
+        else:
+            os.environ["PYTHONSAFEPATH"] = saved
+    try:
+        _probe(pool)
+    except BaseException:
+        pool.terminate()
+        pool.join()
+        raise
+    return _Pool(pool, chunk)
+
+
+class WorkerError(Exception):
+    """The pool's workers cannot start (or run other code than this process): the run stops."""
+
+
+WORKER_START_TIMEOUT = 300.0  # seconds for a first worker to answer (it loads libcst and the rules)
+
+
+def _probe(pool: Any) -> None:
+    """Wait until a worker answers, and check it runs this process's porter. A worker that dies
+    before answering (it cannot import porter) would be respawned by the pool for ever: the
+    first such death stops the run with one clear error instead."""
+    import time
+
+    from porter.run.workers import where
+
+    answer = pool.apply_async(where)
+    deadline = time.monotonic() + WORKER_START_TIMEOUT
+    while not answer.ready():
+        # `Pool._pool` (the worker processes) is private but stable since Python 3.3; without it
+        # only the timeout applies.
+        dead = [process.exitcode for process in getattr(pool, "_pool", ()) if process.exitcode not in (None, 0)]
+        if dead:
+            raise WorkerError(
+                f"the worker processes cannot start (exit code {dead[0]}; their error is printed above). "
+                "Is there a folder named 'porter' in the current folder? Run porter from another folder, or use -j1."
+            )
+        if time.monotonic() > deadline:
+            raise WorkerError(f"no worker process answered within {WORKER_START_TIMEOUT:g} s; use -j1")
+        answer.wait(0.1)
+    theirs, ours = answer.get(), where()
+    if theirs != ours:
+        raise WorkerError(f"the worker processes run porter from {theirs}, this process from {ours}; use -j1")
 
 
 def _execute(tasks: list[Task], pool: _Pool | None) -> Iterator[tuple[int, FileResult, Keyed | None]]:

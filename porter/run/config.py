@@ -12,6 +12,7 @@ Keys (kebab-case, as in the table)::
     all = false                    # performance rules on every file, not only files being ported
     jobs = 4                       # worker processes (0 = all cores)
     max-file-size = 4194304        # bytes; larger files are refused
+    time-limit = 120               # seconds one file may take to port (0: no limit)
     cache-dir = ".porter_cache"    # relative to the pyproject.toml's folder
     cache = true
 
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE
+from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE, DEFAULT_TIME_LIMIT
 
 CACHE_DIR_NAME = ".porter_cache"
 
@@ -55,6 +56,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("all", bool, False, "run performance rules on every file"),
     Setting("jobs", int, 0, "worker processes (0: all cores)"),
     Setting("max-file-size", int, DEFAULT_MAX_FILE_SIZE, "refuse files larger than this many bytes"),
+    Setting("time-limit", int, int(DEFAULT_TIME_LIMIT), "seconds one file may take to port; slower files fail, left as they were (0: no limit)"),
     Setting("cache-dir", str, CACHE_DIR_NAME, "content cache folder (relative to the config file)"),
     Setting("cache", bool, True, "use the content cache"),
 )
@@ -171,8 +173,8 @@ def _validate(key: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: [tool.porter] {key} must be one of {', '.join(setting.choices)}")
     if key in ("log-interval", "max-file-size") and value < 1:
         raise ConfigError(f"{where}: [tool.porter] {key} must be at least 1")
-    if key == "jobs" and value < 0:
-        raise ConfigError(f"{where}: [tool.porter] jobs must be 0 (all cores) or more")
+    if key in ("jobs", "time-limit") and value < 0:
+        raise ConfigError(f"{where}: [tool.porter] {key} must be 0 or more")
     return value
 
 
@@ -181,16 +183,32 @@ def codes(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return tuple(code.strip().upper() for value in values for code in value.split(",") if code.strip())
 
 
+def _selection(config: Config, key: str) -> tuple[str, ...]:
+    """``select``/``ignore`` checked against the codes porter emits (a typo is an error, not every
+    rule switched off). Loads the rules only when the list is not empty."""
+    if not config[key]:
+        return ()
+    from porter.engine.registry import SelectionError, normalize_selection
+
+    source = config.sources.get(key, "default")
+    what = f"--{key}" if source == "cli" else f"{source}: [tool.porter] {key} ="
+    try:
+        return normalize_selection(config[key], what)
+    except SelectionError as error:
+        raise ConfigError(str(error)) from None
+
+
 def to_options_fields(config: Config) -> dict[str, Any]:
     """The ``Options`` fields the configuration sets (Options itself stays the engine's type)."""
     return {
-        "select": codes(config["select"]),
-        "ignore": codes(config["ignore"]),
+        "select": _selection(config, "select"),
+        "ignore": _selection(config, "ignore"),
         "style": config["style"],
         "all_files": config["all"],
         "log_interval": config["log-interval"],
         "insert_compile": config["compile-insertion"],
         "max_file_size": config["max-file-size"],
+        "time_limit": float(config["time-limit"]),
     }
 
 

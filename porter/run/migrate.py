@@ -13,9 +13,11 @@ the cache does not know. The ``porter migrate`` command only parses flags and re
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -58,6 +60,7 @@ class MigrateOptions:
     compile_insertion: bool | None = None
     max_file_size: int | None = None
     jobs: int | None = None
+    time_limit: int | None = None
     cache_dir: str | None = None
     cache: bool | None = None
 
@@ -72,6 +75,7 @@ class MigrateOptions:
             "compile-insertion": self.compile_insertion,
             "max-file-size": self.max_file_size,
             "jobs": self.jobs,
+            "time-limit": self.time_limit,
             "cache-dir": self.cache_dir,
             "cache": self.cache,
         }
@@ -280,3 +284,17 @@ def _check_git(options: MigrateOptions, roots: dict[str, _Root]) -> list[str]:
         except GitError as error:
             raise MigrateError(str(error)) from None
     return repos
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Within the block SIGTERM raises KeyboardInterrupt (so a batch ends as on Ctrl-C)."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

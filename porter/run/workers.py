@@ -3,7 +3,16 @@ and the discovered rules in memory instead of importing libcst and the rules aga
 
 from __future__ import annotations
 
+import os
+
+import porter
 import porter.engine.core  # noqa: F401
 from porter.engine.registry import all_rules
 
 all_rules()
+
+
+def where() -> str:
+    """The folder of the ``porter`` package this process runs (the batch checks that its
+    workers run the same code as itself)."""
+    return os.path.dirname(os.path.abspath(porter.__file__ or ""))
