@@ -6,7 +6,6 @@ from __future__ import annotations
 import inspect
 
 import pytest
-import torch
 from click.testing import CliRunner
 
 from porter.cli import cli
@@ -15,6 +14,8 @@ from porter.engine.options import Options
 from porter.engine.results import Success
 from porter.rules._lib.optim import WEIGHT_DECAY_INDEX
 from porter.rules._tables.compile import COMPILE_KEYWORDS, cuda_only_option
+
+torch = pytest.importorskip("torch")
 
 
 def test_module_compile_keeps_state_dict_keys() -> None:

@@ -22,9 +22,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.results import Success
+
+pytest.importorskip("torch")  # every port is imported in a child process with torch
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

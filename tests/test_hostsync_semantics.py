@@ -9,11 +9,13 @@ import io
 import math
 from collections.abc import Callable
 
-import torch
+import pytest
 
 from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.results import Success
+
+torch = pytest.importorskip("torch")
 
 STEPS = 25  # LOG_INTERVAL is 10: the port logs at steps 0, 10 and 20
 

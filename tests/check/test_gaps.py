@@ -9,11 +9,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 from porter.check import gaps, lowering
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
 
 
 def lower_training(module: nn.Module, x: torch.Tensor, table: dict[Any, Any] | None = None,

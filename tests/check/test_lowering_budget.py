@@ -8,10 +8,11 @@ import sys
 import time
 
 import pytest
-import torch
 from functorch.compile import aot_function, make_boxed_func
 
 from porter.check import lowering
+
+torch = pytest.importorskip("torch")
 
 INT64_MAX = 9223372036854775807
 
