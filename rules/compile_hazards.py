@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 
@@ -93,7 +93,7 @@ class CompileHazards(Rule):
         self._modules: set[str] = set()
 
     def visit_Module(self, node: cst.Module) -> None:
-        classes = [n for n in child_index(self).find(node, cst.ClassDef)]  # the fixpoint needs no order
+        classes = cast("list[cst.ClassDef]", child_index(self).find(node, cst.ClassDef))  # the fixpoint needs no order
         changed = True
         while changed:  # a class deriving from a local Module subclass is one too
             changed = False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 import libcst.matchers as m
@@ -197,12 +197,13 @@ class CompileInsert(Rule):
     def _accelerate_route(self, module: cst.Module, site: _Site) -> bool:
         """An ``Accelerator`` whose ``prepare(...)`` gets the model: compile through Accelerate
         (it compiles after its own DDP/FSDP wrap), never in place before ``prepare``."""
-        accelerators = [c for c in child_index(self).find(module, cst.Call) if self.matches(c.func, *_ACCELERATOR)]  # type: ignore[arg-type]
+        calls = cast("list[cst.Call]", child_index(self).find(module, cst.Call))
+        accelerators = [c for c in calls if self.matches(c.func, *_ACCELERATOR)]
         prepared = any(
             method_name(c) == "prepare"
-            and "accelerator" in (dotted(c.func) or "").lower()  # type: ignore[attr-defined]
-            and any(_root_name(a.value) == site.name for a in c.args)  # type: ignore[attr-defined]
-            for c in child_index(self).find(module, cst.Call)
+            and "accelerator" in (dotted(c.func) or "").lower()
+            and any(_root_name(a.value) == site.name for a in c.args)
+            for c in calls
         )
         if not prepared:
             return False
@@ -304,8 +305,8 @@ class CompileInsert(Rule):
         return False
 
     def _compiles(self, module: cst.Module) -> bool:
-        for node in child_index(self).find(module, cst.Call, cst.Decorator):
-            target = node.decorator if isinstance(node, cst.Decorator) else node.func  # type: ignore[union-attr]
+        for node in cast("list[cst.Call | cst.Decorator]", child_index(self).find(module, cst.Call, cst.Decorator)):
+            target = node.decorator if isinstance(node, cst.Decorator) else node.func
             if self.matches(target, "torch.compile"):
                 return True
             if isinstance(node, cst.Call) and method_name(node) == "compile" and not self._imported(node.func):
@@ -314,7 +315,8 @@ class CompileInsert(Rule):
         return False
 
     def _has_switch(self, module: cst.Module) -> bool:
-        for node in child_index(self).find(module, cst.Assign, cst.AnnAssign, cst.Call):
+        nodes = cast("list[cst.Assign | cst.AnnAssign | cst.Call]", child_index(self).find(module, cst.Assign, cst.AnnAssign, cst.Call))
+        for node in nodes:
             if isinstance(node, cst.Call):
                 if method_name(node) == "add_argument" and any(
                     COMPILE_SWITCH.match((string_value(a.value) or "").lstrip("-").replace("-", "_"))
@@ -392,7 +394,7 @@ class CompileInsert(Rule):
 
     def _through_variables(self, call: cst.Call) -> str | None:
         """``params = [p for p in model.parameters() ...]`` or a loop over ``model.named_parameters()``."""
-        names = {n.value for arg in call.args for n in m.findall(arg.value, m.Name())}  # type: ignore[union-attr]
+        names = {n.value for arg in call.args for n in cast("Sequence[cst.Name]", m.findall(arg.value, m.Name()))}
         body, index = self._block_of(self.statement_of(call))
         for statement in reversed(body[:index]):
             if _binds_any(statement, names) or isinstance(statement, cst.For):
@@ -458,8 +460,8 @@ class CompileInsert(Rule):
                 if self._link_source(node.value) is not None:
                     continue
                 value = node.value
-                while isinstance(value, cst.Call) and method_name(value) in _PLACEMENT:
-                    value = value.func.value  # type: ignore[union-attr]
+                while isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and method_name(value) in _PLACEMENT:
+                    value = value.func.value
                 return value
         return None
 
@@ -623,8 +625,8 @@ def _bound_names(target: cst.BaseExpression) -> Iterator[str]:
 
 
 def _binds_any(statement: cst.CSTNode, names: set[str]) -> bool:
-    for node in m.findall(statement, m.Assign() | m.AnnAssign()):
-        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[union-attr]
+    for node in cast("Sequence[cst.Assign | cst.AnnAssign]", m.findall(statement, m.Assign() | m.AnnAssign())):
+        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         if any(bound in names for target in targets for bound in _bound_names(target)):
             return True
     return False
@@ -718,7 +720,8 @@ def _hazardous(function: cst.FunctionDef, qualify: Qualify) -> bool:
         for element in subscript.slice:
             if isinstance(element.slice, cst.Index) and _mask_like(element.slice.value):
                 return True
-    tests = [n.test for n in m.findall(function, m.If() | m.While() | m.IfExp() | m.Assert())]  # type: ignore[union-attr]
+    found = m.findall(function, m.If() | m.While() | m.IfExp() | m.Assert())
+    tests = [n.test for n in cast("Sequence[cst.If | cst.While | cst.IfExp | cst.Assert]", found)]
     return any(_reads_values(test, qualify) for test in tests)
 
 

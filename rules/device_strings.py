@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 
@@ -198,7 +198,7 @@ class DeviceStrings(Rule):
                 # torch.device("neuron") raises without torch-neuronx; the string is built lazily.
                 self.replace(default, neuron_string(node), 'default torch.device("cuda") -> "neuron" (no device object at import time)', drops_calls=True)
                 return
-            self.replace(node, neuron_string, 'device string "cuda" -> "neuron"')
+            self.replace(node, lambda n: neuron_string(cast(cst.BaseExpression, n)), 'device string "cuda" -> "neuron"')
             return
         comparison = self._comparison_of(node)
         if comparison is not None and _OTHER_ACCELERATORS.search(self.context.text):
@@ -211,7 +211,7 @@ class DeviceStrings(Rule):
         name, imports = torch_ref(self.context.module)
         self.replace(
             node,
-            lambda n: accelerator_string(n, name),  # type: ignore[arg-type]
+            lambda n: accelerator_string(cast(cst.BaseExpression, n), name),
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
@@ -277,7 +277,7 @@ class DeviceStrings(Rule):
             new = cst.parse_expression(f"f{quote}{{{retorch(ACCELERATOR_TYPE, name)}}}:{{{text}}}{quote}")
             self.replace(target, new, f'device template "cuda:{{}}" -> {ACCELERATOR_TYPE}', imports=imports)
             return True
-        self.replace(node, neuron_string, 'device template "cuda:{}" -> "neuron:{}"')
+        self.replace(node, lambda n: neuron_string(cast(cst.BaseExpression, n)), 'device template "cuda:{}" -> "neuron:{}"')
         return True
 
     def _comparison_of(self, node: cst.CSTNode) -> cst.Comparison | None:
@@ -298,7 +298,7 @@ class DeviceStrings(Rule):
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Comparison)
             target = updated.comparisons[0]
-            old = target.operator
+            old = cast("cst.Equal | cst.NotEqual | cst.In | cst.NotIn", target.operator)  # the _NEGATED keys
             operator = _NEGATED[type(old)](whitespace_before=old.whitespace_before, whitespace_after=old.whitespace_after)
             if on_left:
                 return updated.with_changes(left=cpu, comparisons=[target.with_changes(operator=operator)])

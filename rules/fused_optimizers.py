@@ -268,11 +268,12 @@ class FusedOptimizers(Rule):
         first = positional(call, 0) or keyword(call, "params")
         if first is None:
             return True
-        value: cst.BaseExpression | None = first.value
+        value = first.value
         if isinstance(value, cst.Name):
-            value = self._assigned_value(call, value.value)
-            if value is None:
+            assigned = self._assigned_value(call, value.value)
+            if assigned is None:
                 return True  # a parameter or a global: not in view
+            value = assigned
         return _mentions_weight_decay(value)
 
     def _adam_to_adamw(self, call: cst.Call, *, keep_decay: bool) -> None:

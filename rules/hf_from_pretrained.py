@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 
@@ -112,11 +112,12 @@ class HfFromPretrained(Rule):
                 self._whole_model(value, element.value)
 
     def _cuda_string(self, node: cst.SimpleString, where: str) -> bool:
-        found = _CUDA.match(string_value(node) or "")
+        old = string_value(node) or ""
+        found = _CUDA.match(old)
         if found is None:
             return False
         new = "neuron" + (f":{found.group('index')}" if found.group("index") else "")
-        self.replace(node, lambda n: with_string_value(n, new), f'{where} "{node.evaluated_value}" -> "{new}"', code="NRN812")  # type: ignore[arg-type]
+        self.replace(node, lambda n: with_string_value(cast(cst.SimpleString, n), new), f'{where} "{old}" -> "{new}"', code="NRN812")
         return True
 
     def _whole_model(self, mapping: cst.Dict, device: cst.BaseExpression) -> None:

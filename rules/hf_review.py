@@ -6,7 +6,7 @@ NRN852/NRN853: ``config.problem_type`` of sequence-classification models (set it
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
@@ -131,7 +131,7 @@ class HfReview(Rule):
             value = cst.SimpleString(f'"{problem}"')
             why = ("num_labels=1 always means regression" if problem == REGRESSION else
                    'use "regression" if num_labels can be 1, "multi_label_classification" for multi-hot float labels')
-            self.replace(holder, lambda updated: add_keyword_keep_layout(updated, "problem_type", value),
+            self.replace(holder, lambda updated: add_keyword_keep_layout(cast(cst.Call, updated), "problem_type", value),
                          f'problem_type="{problem}" set where num_labels is given: transformers would set it in the '
                          f"first forward and the compiled graph would recompile ({why})", code="NRN853")
             return

@@ -68,7 +68,9 @@ def _peer_failure(record: dict[str, Any]) -> bool:
 
 
 def _library(path: str | None) -> bool:
-    return bool(path) and ("site-packages" in path or "dist-packages" in path)
+    if not path:
+        return False
+    return "site-packages" in path or "dist-packages" in path
 
 
 def losses_by_step(record: dict[str, Any] | None) -> tuple[float | None, ...]:

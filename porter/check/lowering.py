@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.fx as tfx
@@ -391,7 +391,8 @@ def single_op_module(node: tfx.Node) -> tfx.GraphModule:
 
     args = tfx.node.map_aggregate(node.args, as_input)
     kwargs = tfx.node.map_aggregate(node.kwargs, as_input)
-    call = graph.call_function(node.target, tuple(args), dict(kwargs))
+    # failing_nodes passes only call_function nodes, whose target is the (callable) op.
+    call = graph.call_function(cast(Callable[..., Any], node.target), tuple(args), dict(kwargs))
     call.meta["val"] = node.meta.get("val")
     value = node.meta.get("val")
     if isinstance(value, (list, tuple)):

@@ -131,6 +131,7 @@ def run(spec: RunSpec) -> RunResult:
             result_path = os.path.join(work, f"result{rank}.json")
             out_path = os.path.join(work, f"stdout{rank}.txt")
             err_path = os.path.join(work, f"stderr{rank}.txt")
+            cwd = spec.cwd or os.path.dirname(os.path.abspath(spec.script))
             config = {
                 "script": os.path.abspath(spec.script),
                 "args": list(spec.args),
@@ -141,7 +142,7 @@ def run(spec: RunSpec) -> RunResult:
                 "semantic": spec.semantic,
                 "dump_dir": os.path.join(spec.dump_dir, f"rank{rank}") if spec.dump_dir and spec.nproc > 1 else spec.dump_dir,
                 "bisect": spec.bisect,
-                "cwd": spec.cwd or os.path.dirname(os.path.abspath(spec.script)),
+                "cwd": cwd,
                 "result_path": result_path,
                 "children_dir": os.path.join(work, f"children{rank}"),
             }
@@ -154,7 +155,7 @@ def run(spec: RunSpec) -> RunResult:
                     stderr=err,
                     stdin=subprocess.DEVNULL,
                     env=_env(spec, rank, port),
-                    cwd=config["cwd"],
+                    cwd=cwd,
                     start_new_session=True,
                 )
             procs.append((proc, result_path, out_path, err_path))

@@ -9,7 +9,7 @@ per-file inventory of float16 sources is computed once and kept in ``FileContext
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -96,7 +96,7 @@ _CUDA_ORDER = ("enabled", "dtype", "cache_enabled")
 _GENERIC_ORDER = ("device_type", "dtype", "enabled", "cache_enabled")
 
 
-def autocast_args(args: list[cst.Arg] | tuple[cst.Arg, ...], cuda_form: bool) -> AutocastArgs:
+def autocast_args(args: Sequence[cst.Arg], cuda_form: bool) -> AutocastArgs:
     """Map the (positional and keyword) arguments of an autocast call to parameter names."""
     order = _CUDA_ORDER if cuda_form else _GENERIC_ORDER
     named: dict[str, cst.Arg] = {}

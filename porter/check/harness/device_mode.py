@@ -11,6 +11,7 @@ CPU/device mixing, CUDA uses in a port, and the loss each ``.backward()`` was ca
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 import torch
@@ -290,7 +291,7 @@ _PLUMBING = ("porter.check", "torch._ops", "torch.overrides", "torch._library", 
 def _asked_by_mesh_code() -> bool:
     import sys
 
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__", "").startswith(_PLUMBING):
         frame = frame.f_back
     return frame is not None and frame.f_globals.get("__name__", "").startswith(_MESH_CODE)
@@ -302,7 +303,7 @@ def _caller_in_torch() -> bool:
 
     from porter.check.harness.state import _PORTER_CHECK, _torch_dir
 
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     torch_dir = _torch_dir()
     while frame is not None and frame.f_code.co_filename.startswith(_PORTER_CHECK):
         frame = frame.f_back

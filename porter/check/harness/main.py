@@ -314,7 +314,8 @@ def _device_extras() -> dict[str, Any]:
         import torch_neuronx
 
         extras["fallback_ops"] = sorted(set(str(op) for op in torch_neuronx.get_fallback_ops()))
-        metrics = torch.neuron.get_dynamo_metrics()
+        # torch_neuronx registers torch.neuron at import (torch._register_device_module): torch's stubs cannot know it.
+        metrics = torch.neuron.get_dynamo_metrics()  # type: ignore[attr-defined]
         extras["dynamo_metrics"] = [m if isinstance(m, dict) else _as_dict(m) for m in metrics]
         extras["torch_neuronx"] = getattr(torch_neuronx, "__version__", "unknown")
     except Exception as error:  # a missing API is reported, not fatal

@@ -26,6 +26,10 @@ import torch
 from porter.check.harness import neuron_module
 from porter.check.harness.state import STATE, user_location
 
+# Typing: this module monkeypatches torch, replacing methods, classes and functions with emulations whose
+# signatures differ from torch's stubs (and tagging tensors with attributes torch does not declare). The
+# type system cannot express a replaced module member, so those assignments carry targeted ignores.
+
 
 def _record_cuda(api: str, skip_torch_callers: bool = False) -> None:
     import sys
@@ -58,7 +62,7 @@ def patch_autocast(emulated: tuple[str, ...], foreign: tuple[str, ...], disable:
             enabled = False
         original_init(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
-    cls.__init__ = __init__
+    cls.__init__ = __init__  # type: ignore[method-assign]
 
 
 def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> None:
@@ -80,7 +84,7 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
     def scale(self: Any, outputs: Any) -> Any:
         scaled = original_scale(self, outputs)
         if isinstance(outputs, torch.Tensor) and isinstance(scaled, torch.Tensor):
-            scaled._porter_unscaled = outputs
+            scaled._porter_unscaled = outputs  # type: ignore[attr-defined]
         return scaled
 
     original_step = cls.step
@@ -413,25 +417,25 @@ def emulate_cuda_namespace() -> None:
     cuda.is_bf16_supported = lambda *a, **k: True
     cuda.get_device_name = lambda *a, **k: "porter emulated CUDA (CPU)"
     cuda.get_device_capability = lambda *a, **k: (8, 0)
-    cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(
+    cuda.get_device_properties = lambda *a, **k: types.SimpleNamespace(  # type: ignore[assignment]
         name="porter emulated CUDA (CPU)", total_memory=24 * 2**30, major=8, minor=0, multi_processor_count=1
     )
     # CPU generator only (torch.manual_seed itself calls torch.cuda.manual_seed_all).
-    cuda.manual_seed = cuda.manual_seed_all = lambda seed: torch.default_generator.manual_seed(int(seed))
-    cuda.seed = cuda.seed_all = lambda: torch.default_generator.seed()
+    cuda.manual_seed = cuda.manual_seed_all = lambda seed: torch.default_generator.manual_seed(int(seed))  # type: ignore[assignment]
+    cuda.seed = cuda.seed_all = lambda: torch.default_generator.seed()  # type: ignore[assignment]
     cuda.initial_seed = lambda: torch.initial_seed()
     cuda.get_rng_state = lambda *a, **k: torch.get_rng_state()
     cuda.set_rng_state = lambda state, *a, **k: torch.set_rng_state(state)
     cuda.get_rng_state_all = lambda: [torch.get_rng_state()]
-    cuda.set_rng_state_all = lambda states: torch.set_rng_state(states[0])
+    cuda.set_rng_state_all = lambda states: torch.set_rng_state(states[0])  # type: ignore[assignment, index]
     cuda.mem_get_info = lambda *a, **k: (24 * 2**30, 24 * 2**30)
     cuda.memory_stats = lambda *a, **k: {}
     cuda.memory_summary = lambda *a, **k: "porter emulated CUDA (CPU)"
-    cuda.Event = neuron_module.Event
-    cuda.Stream = neuron_module.Stream
-    cuda.current_stream = cuda.default_stream = neuron_module.current_stream
-    cuda.stream = neuron_module.stream
-    cuda.device = neuron_module.device
+    cuda.Event = neuron_module.Event  # type: ignore[misc, assignment]
+    cuda.Stream = neuron_module.Stream  # type: ignore[misc, assignment]
+    cuda.current_stream = cuda.default_stream = neuron_module.current_stream  # type: ignore[assignment]
+    cuda.stream = neuron_module.stream  # type: ignore[assignment]
+    cuda.device = neuron_module.device  # type: ignore[misc, assignment]
     for name in _CUDA_ZERO:
         setattr(cuda, name, lambda *a, **k: 0)
     for name in _CUDA_NOOP:

@@ -146,7 +146,7 @@ def user_location(start: FrameType | None = None) -> tuple[str, int]:
     Library frames (transformers, accelerate) are kept: a host sync inside the Trainer is still a
     host sync, and its line tells the user which setting causes it.
     """
-    frame = start if start is not None else sys._getframe(1)
+    frame: FrameType | None = start if start is not None else sys._getframe(1)
     skip = _skip_prefixes()
     while frame is not None:
         filename = frame.f_code.co_filename
