@@ -37,6 +37,7 @@ class Options:
     prefilter: bool = True
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     time_limit: float = DEFAULT_TIME_LIMIT
+    suppress: tuple[str, ...] = ()  # codes/prefixes never applied to this file ([tool.porter] per-file-ignores)
     repo_in_port: bool = False  # set by a batch run: the file's repository has a CUDA-ism
     extra: tuple[tuple[str, str], ...] = field(default=())
 
