@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from porter.engine.options import Options
 from porter.engine.results import FileResult, Success
-from porter.run.config import Config, ConfigError, effective_jobs, load_config, to_options_fields
+from porter.run.config import Config, ConfigError, effective_jobs, ignored_for, load_config, per_file_ignores, to_options_fields
 from porter.run.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel
 from porter.run.sinks import Item, Outputs, Sink, diff_label
 from porter.run.sinks.mirror import inside
@@ -101,6 +101,7 @@ class _Root:
     config: Config
     options: Options
     exclude: tuple[str, ...]
+    ignores: tuple[tuple[str, tuple[str, ...]], ...]  # per-file-ignores: (glob, codes)
     repo: str  # git top folder, or the folder itself (a file's folder)
     git: str | None  # the git top folder, if any
     out: str | None = None
@@ -142,7 +143,8 @@ class Migration:
         cache = self._cache()
         want_diff = self.options.diffs or self.options.patch_file is not None
         writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
-        batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start, writes)
+        options = [_file_options(target, root) for target, root in owned]
+        batch = run_batch(targets, options, self.jobs, cache, self.stats, self.on_start, writes)
         try:
             for index, result, cached in batch:
                 target, root = owned[index]
@@ -249,7 +251,14 @@ def _root(raw: str, overrides: dict[str, object], options: MigrateOptions) -> _R
     normalized = os.path.normpath(raw)
     folder = normalized if os.path.isdir(normalized) else (os.path.dirname(normalized) or ".")
     repo = git_toplevel(folder) if os.path.exists(folder) else None
-    return _Root(normalized, config, engine, exclude, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
+    ignores = per_file_ignores(config)
+    return _Root(normalized, config, engine, exclude, ignores, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
+
+
+def _file_options(target: Target, root: _Root) -> Options:
+    """The root's options, with the ``per-file-ignores`` codes of this file suppressed."""
+    codes = ignored_for(target.path, root.config.root, root.ignores)
+    return root.options.with_changes(suppress=codes) if codes else root.options
 
 
 def _assign_out(roots: list[_Root], out_dir: str) -> None:
