@@ -164,3 +164,17 @@ def test_per_file_ignores_are_validated(tmp_path: Path, capsys: pytest.CaptureFi
     (tmp_path / "pyproject.toml").write_text('[tool.porter]\nper-file-ignores = ["NRN1"]\n')
     assert main(["migrate", str(tmp_path)]) == 2
     assert "per-file-ignores must be a table" in capsys.readouterr().err
+
+
+def test_the_verifier_is_quiet_on_suppressed_lines_only() -> None:
+    kept = 'import torch\nx = torch.zeros(1, device="cuda")\n'
+    found = port_source(kept.encode(), "t.py", Options(ignore=("NRN101",)))
+    assert [(f.line, f.code) for f in found.findings] == [(2, "NRN101")]  # type: ignore[attr-defined]
+    for comment in ("  # noqa: NRN101", "  # noqa"):
+        quiet = port_source(kept.replace('"cuda")\n', '"cuda")' + comment + "\n").encode(), "t.py")
+        assert isinstance(quiet, Unchanged) and quiet.findings == ()
+    other = port_source(kept.replace(")\n", ")  # noqa: NRN102\n").encode(), "t.py", Options(ignore=("NRN101",)))
+    assert [(f.line, f.code) for f in other.findings] == [(2, "NRN101")]  # type: ignore[attr-defined]
+    # In a changed file the findings are at lines of the output, filtered by the output's comments.
+    mixed = port_source(b'import torch\ny = torch.ones(1).cuda()\nx = torch.zeros(1, device="cuda")  # noqa: NRN101\n', "t.py")
+    assert isinstance(mixed, Success) and mixed.findings == ()
