@@ -10,7 +10,8 @@ Spellings (codes are rule codes or prefixes, comma- or space-separated; none mea
     # porter: skip-file                  in the first 20 lines: the file is left as it is
 
 A directive on the first line of a statement covers the whole statement; on another line of a
-multi-line statement, that line. ``# noqa: E501`` (another tool's code) suppresses nothing here.
+multi-line statement, that line (and a code suppressed anywhere in a statement loses all its edits
+there: a port is never half applied). ``# porter: ignore[...]`` trailing code acts as ``# noqa``. ``# noqa: E501`` (another tool's code) suppresses nothing here.
 
 Everything is computed from the raw text: a regular expression finds candidate comments (a file
 without one pays nothing more), then ``tokenize`` (a lexer, not a second parse) tells comments
@@ -39,7 +40,7 @@ Codes = tuple[str, ...]  # () = every code
 def skip_file(text: str) -> bool:
     """Whether ``# porter: skip-file`` is a comment in the first 20 lines of ``text``."""
     head = "\n".join(text.split("\n", SKIP_FILE_LINES)[:SKIP_FILE_LINES])
-    return bool(_SKIP_FILE.search(head)) and any(_SKIP_FILE.search(comment) for comment, _, _ in _comments(head))
+    return bool(_SKIP_FILE.search(head)) and any(_SKIP_FILE.search(comment) for comment, _, _ in _lex(head)[0])
 
 
 def _codes(raw: str | None) -> Codes:
@@ -58,41 +59,34 @@ class _Statement:
     keyword: str  # its first token
 
 
-def _comments(text: str) -> list[tuple[str, int, bool]]:
-    """(comment, line, alone on its line) for every comment of ``text``."""
-    found = []
-    try:
-        code_on: set[int] = set()
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                found.append((token.string, token.start[0], token.start[0] not in code_on))
-            elif token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER):
-                code_on.update(range(token.start[0], token.end[0] + 1))
-    except (tokenize.TokenError, SyntaxError):  # an unfinished tail: keep what was read
-        pass
-    return found
-
-
-def _statements(text: str) -> list[_Statement]:
-    """Every logical line of ``text``: its first and last physical lines and its block depth."""
-    found: list[_Statement] = []
+def _lex(text: str) -> tuple[list[tuple[str, int, bool]], list[_Statement]]:
+    """One ``tokenize`` pass: every comment (text, line, alone on its line) and every logical
+    line (first and last physical lines, block depth, first token). An unfinished tail (a file
+    cut short) keeps what was read."""
+    comments: list[tuple[str, int, bool]] = []
+    statements: list[_Statement] = []
+    code_on: set[int] = set()  # lines holding code, to tell a comment alone on its line
     depth, start, keyword = 0, 0, ""
-    skip = (tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.INDENT:
+            kind = token.type
+            if kind == tokenize.COMMENT:
+                comments.append((token.string, token.start[0], token.start[0] not in code_on))
+            elif kind == tokenize.INDENT:
                 depth += 1
-            elif token.type == tokenize.DEDENT:
+            elif kind == tokenize.DEDENT:
                 depth -= 1
-            elif token.type == tokenize.NEWLINE:
+            elif kind == tokenize.NEWLINE:
                 if start:
-                    found.append(_Statement(start, token.start[0], depth, keyword))
+                    statements.append(_Statement(start, token.start[0], depth, keyword))
                 start = 0
-            elif token.type not in skip and not start:
-                start, keyword = token.start[0], token.string
+            elif kind not in (tokenize.NL, tokenize.ENDMARKER):
+                code_on.update(range(token.start[0], token.end[0] + 1))
+                if not start:
+                    start, keyword = token.start[0], token.string
     except (tokenize.TokenError, SyntaxError):
         pass
-    return found
+    return comments, statements
 
 
 @dataclass
@@ -109,11 +103,11 @@ class Suppressions:
         if not _CANDIDATE.search(text):
             return None
         found = cls()
-        statements = _statements(text)
+        comments, statements = _lex(text)
         for statement in statements:
             for line in range(statement.first, statement.last + 1):
                 found.first_of[line] = statement.first
-        for comment, line, alone in _comments(text):
+        for comment, line, alone in comments:
             noqa, ignore = _NOQA.search(comment), _IGNORE.search(comment)
             if noqa:
                 found.lines.setdefault(line, []).append(_codes(noqa.group("codes")))
