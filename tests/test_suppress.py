@@ -178,3 +178,12 @@ def test_the_verifier_is_quiet_on_suppressed_lines_only() -> None:
     # In a changed file the findings are at lines of the output, filtered by the output's comments.
     mixed = port_source(b'import torch\ny = torch.ones(1).cuda()\nx = torch.zeros(1, device="cuda")  # noqa: NRN101\n', "t.py")
     assert isinstance(mixed, Success) and mixed.findings == ()
+
+
+def test_per_file_ignores_reach_non_python_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pins = tmp_path / "requirements.txt"
+    pins.write_text("torch==2.1.0+cu121\n")
+    assert main(["migrate", "--files", "--check", "--no-progress", str(pins)]) == 1
+    (tmp_path / "pyproject.toml").write_text('[tool.porter]\nper-file-ignores = {"requirements.txt" = ["NRN99"]}\n')
+    assert main(["migrate", "--files", "--check", "--no-progress", str(pins)]) == 0
+    capsys.readouterr()

@@ -42,7 +42,10 @@ class Options:
     extra: tuple[tuple[str, str], ...] = field(default=())
 
     def selects(self, code: str) -> bool:
-        """Whether a change with ``code`` is wanted under select/ignore (longest prefix wins)."""
+        """Whether a change with ``code`` is wanted under select/ignore (longest prefix wins);
+        a ``suppress`` code (per-file-ignores) is never wanted, whatever ``select`` says."""
+        if self.suppress and code.startswith(self.suppress):
+            return False
         chosen = _longest_prefix(code, self.select) if self.select else 0
         if self.select and chosen < 0:
             return False
