@@ -113,7 +113,7 @@ def test_size_limit_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_no_files_is_a_clean_exit(tmp_path: Path) -> None:
-    assert main(["migrate", "--check"]) == 0
+    assert main(["migrate", "--check"]) == 2  # no paths: a usage error
     assert main(["migrate", "--check", str(tmp_path)]) == 0  # an empty folder
 
 

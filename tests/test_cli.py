@@ -98,8 +98,8 @@ def test_missing_path_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "no such file" in capsys.readouterr().err
 
 
-def test_no_paths_is_a_clean_exit() -> None:
-    assert main(["migrate"]) == 0
+def test_no_paths_is_a_usage_error() -> None:
+    assert main(["migrate"]) == 2
 
 
 def test_read_only_file_is_not_written(tree: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,28 +9,22 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from typing import cast
-
 import click
 from click.core import ParameterSource
 
 from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE
 from porter.engine.results import Failure, FileResult, Success
 from porter.reports.progress import Progress
-from porter.reports.render import change_line, colour_diff, finding_line, findings_of, summary, verifier_summary
+from porter.reports.render import change_line, colour_diff, finding_line, findings_of, statistics, summary, verifier_summary
 from porter.run.batch import WorkerError
-from porter.run.config import codes
-from porter.run.migrate import FileOutcome, MigrateError, MigrateOptions, Migration, sigterm_as_interrupt
+from porter.run.migrate import SETTING_FLAGS, FileOutcome, MigrateError, Migration, options_from_flags, sigterm_as_interrupt
 
 EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_VERIFIER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130  # documented in the help below
-_SETTINGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "time_limit", "cache_dir")
-_DIRECT = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")  # same name and type
-# _SETTINGS are [tool.porter] settings: a flag overrides the file only when given on the command line.
 
 
 @click.command("migrate")
 @click.argument("paths", nargs=-1, type=click.Path(path_type=str))
-@click.option("--write", "-w", is_flag=True, help="Apply the port in place (atomic per file).")
+@click.option("--write", "-w", "--fix", "write", is_flag=True, help="Apply the port in place (atomic per file); --fix is the same (ruff's spelling).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=str), help="Write a complete, runnable copy under DIR: ported Python and notebooks, every other file copied as it is; with several folders given, one subfolder each. Modes and symbolic links are kept; DIR must not be, or contain, an input.")
 @click.option("--check", is_flag=True, help="Exit 1 when any file would change (for CI, pre-commit); writes nothing unless --write/--out. Review markers already present do not count.")
 @click.option("--select", multiple=True, metavar="CODES", help="Only these rule codes or prefixes (comma-separated, repeatable): NRN1,NRN203.")
@@ -53,6 +47,7 @@ _DIRECT = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_
 @click.option("--progress/--no-progress", "progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
 @click.option("--no-prefilter", is_flag=True, hidden=True, help="Parse every file, even those with no trigger word (for testing).")
 @click.option("--diff/--no-diff", "show_diff", default=True, show_default=True, help="Print the unified diff of each changed file.")
+@click.option("--statistics", is_flag=True, help="After the run, print how many changes each code made (like ruff).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only errors and the summary line.")
 @click.option("--color/--no-color", default=None, help="Colour the diff (default: when stdout is a terminal).")
 @click.pass_context
@@ -67,21 +62,29 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     (`porter config` shows the result). Re-runs are served from a content cache.
 
     \b
+    Suppressing a change (--check honours these too):
+      x = y.cuda()  # noqa: NRN102      this statement, these codes or prefixes (bare: all)
+      # porter: ignore[NRN1,NRN203]     on the line above a statement or block: all of it
+      # porter: skip-file               in the first 20 lines: the file is left as it is
+      [tool.porter] per-file-ignores = {"tests/*" = ["NRN6"]}
+
+    \b
     Exit codes:
-      0  nothing failed (and, with --check, nothing would change); also when no file is given
+      0  nothing failed (and, with --check, nothing would change)
       1  --check was given and at least one file would change
       3  --check (all rules), nothing would change, but the verifier found what cannot run on Neuron
       2  at least one file could not be read, parsed or written (the others are still done),
          bad usage or configuration, or a --git-branch precondition failed
       130 interrupted (Ctrl-C or SIGTERM): every file is fully old or fully new; a summary is printed
     """
+    if not paths:
+        raise click.UsageError("no paths given (e.g. `porter migrate .`)")
     progress = Progress.create(flags["progress"], bool(flags["quiet"]))
+    given = {name for name in SETTING_FLAGS if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
     try:
-        migration = Migration(_options(ctx, paths, flags), lambda line: progress.echo(line, err=True), progress.start)
+        migration = Migration(options_from_flags(paths, flags, given), lambda line: progress.echo(line, err=True), progress.start)
     except MigrateError as error:
         raise click.UsageError(str(error)) from None
-    if not paths:
-        return EXIT_OK
     colour = sys.stdout.isatty() if flags["color"] is None else bool(flags["color"])
     results: list[FileResult] = []
     interrupted = False
@@ -106,6 +109,10 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
         click.echo(f"porter: interrupted after {len(results)} of {migration.total} files; {line} "
                    "Every file is either as it was or fully ported; run again to finish.", err=True)
         return EXIT_INTERRUPTED
+    for folder in migration.empty:
+        click.echo(f"porter: nothing portable found under {folder}", err=True)
+    if flags["statistics"]:
+        click.echo("\n".join(statistics(results)) or "no changes")
     if migration.stats.cache_hits:
         line = line[:-1] + f" ({migration.stats.cache_hits} from cache)."
     click.echo(f"{line} {verifier_summary(results)}", err=True)
@@ -115,25 +122,6 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
         return EXIT_CHANGES
     narrowed = flags["select"] or flags["ignore"]  # the verifier speaks for the whole rule set only
     return EXIT_VERIFIER if flags["check"] and not narrowed and findings_of(results) else EXIT_OK
-
-
-def _options(ctx: click.Context, paths: tuple[str, ...], flags: dict[str, object]) -> MigrateOptions:
-    """The flags as library options; a [tool.porter] setting counts only when the user gave it."""
-    given: dict[str, object] = {name: flags[name] for name in _DIRECT}
-    for name in _SETTINGS:
-        if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
-            value = flags[name]
-            given[name] = codes(value) if isinstance(value, tuple) else value  # select, ignore
-    return MigrateOptions(
-        paths=paths,
-        reports=cast("tuple[str, ...]", flags["reports"]),  # click has checked each flag's type
-        exclude=cast("tuple[str, ...]", flags["exclude"]),
-        prefilter=not flags["no_prefilter"],
-        diffs=bool(flags["show_diff"]) and not flags["quiet"],
-        compile_insertion=False if flags["no_compile_insertion"] else None,
-        cache=False if flags["no_cache"] else None,
-        **given,  # type: ignore[arg-type]
-    )
 
 
 def _print(outcome: FileOutcome, progress: Progress, quiet: bool, colour: bool) -> None:

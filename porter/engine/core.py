@@ -23,8 +23,9 @@ from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
-from porter.engine.results import Failure, FileResult, Success, Unchanged
+from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
+from porter.engine.suppress import Suppressions, drop_suppressed, skip_file
 from porter.engine.textio import SourceError, check_bytes, decode_source, read_source
 from porter.engine.verify import had_fallback, verify_port, verify_tree
 
@@ -56,6 +57,8 @@ def port_source(
         decoded = decode_source(data)
     except SourceError as error:
         return Failure(path, str(error), kind="read")
+    if skip_file(decoded.text):
+        return Unchanged(path, skipped="skip-file")
     candidates = list(all_rules() if rules is None else rules)
     if options.prefilter:
         candidates = prefilter(decoded.text, options, candidates)
@@ -147,6 +150,10 @@ def _port_module(
         rule.metadata = metadata
     collector = ImportCollector()
     dispatch(tree, [*rules, collector])
+    suppressions = Suppressions.of(text)
+    unsuppressed = _Unsuppressed(context, suppressions, options.suppress)
+    context.edits = unsuppressed.edits(context.edits)
+    context.changes = [(change, only) for change, only in context.changes if unsuppressed.keeps(change.code, change.line)]
 
     in_port = (
         options.all_files
@@ -167,13 +174,14 @@ def _port_module(
     names = metadata[QualifiedNameProvider]
 
     def unchanged() -> Unchanged:  # the output is the input: verify the tree already indexed
-        return Unchanged(path, findings=verify_tree(tree, names, context.position, path))  # type: ignore[arg-type]
+        found = verify_tree(tree, names, context.position, path)  # type: ignore[arg-type]
+        return Unchanged(path, findings=_unsuppressed_findings(found, suppressions, options.suppress))
 
     if not edits:
         return unchanged()
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
-    edits += unused_import_edits(metadata, collector.found, candidates, edits)
+    edits += unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits))
     new_module = wrapper.module.visit(_EditApplier(edits))
     new_module = _add_missing_imports(new_module, edits)
     new = new_module.bytes
@@ -192,7 +200,54 @@ def _port_module(
     except Exception as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
     findings = verify_port(new_module, path, had_fallback(tree, names))  # type: ignore[arg-type]
+    if findings and suppressions is not None:  # findings are at lines of the output: its comments
+        suppressions = Suppressions.of(new_module.code)
+    findings = _unsuppressed_findings(findings, suppressions, options.suppress)
     return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes), findings=findings)
+
+
+class _Unsuppressed:
+    """The suppression step: drops the edits and changes the file's ``# noqa`` / ``# porter:
+    ignore`` comments or its per-file ignores (``codes``) ask porter not to make. When one change
+    or edit of a code is suppressed in a statement, every edit of that code there goes with it."""
+
+    def __init__(self, context: FileContext, suppressions: Suppressions | None, codes: tuple[str, ...]) -> None:
+        self.context, self.suppressions, self.codes = context, suppressions, codes
+        self.dropped: set[tuple[str, int]] = set()
+        if suppressions is not None:
+            items = [(edit.code, self._line(edit)) for edit in context.edits]
+            self.dropped = drop_suppressed([*items, *((c.code, c.line) for c, _ in context.changes)], suppressions)
+
+    def _line(self, edit: Edit) -> int:
+        return self.context.position(edit.target)[0]
+
+    def keeps(self, code: str, line: int) -> bool:
+        if self.codes and code.startswith(self.codes):
+            return False
+        suppressions = self.suppressions
+        if suppressions is None:
+            return True
+        return (code, suppressions.statement(line)) not in self.dropped and not suppressions.covers(code, line)
+
+    def edits(self, edits: list[Edit]) -> list[Edit]:
+        if self.suppressions is None and not self.codes:
+            return edits
+        return [edit for edit in edits if self.keeps(edit.code, self._line(edit))]
+
+
+def _unsuppressed_findings(
+    findings: tuple[Finding, ...], suppressions: Suppressions | None, codes: tuple[str, ...]
+) -> tuple[Finding, ...]:
+    """The verifier's findings minus those on suppressed lines (a code-less finding only under a
+    bare ``# noqa``) or of a per-file ignored code."""
+    if suppressions is None and not codes:
+        return findings
+    return tuple(
+        finding
+        for finding in findings
+        if not (codes and finding.code and finding.code.startswith(codes))
+        and not (suppressions is not None and suppressions.covers(finding.code or "", finding.line))
+    )
 
 
 def _keep_unowned_bytes(data: bytes, reproduced: bytes, new: bytes) -> bytes | None:

@@ -37,11 +37,15 @@ class Options:
     prefilter: bool = True
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     time_limit: float = DEFAULT_TIME_LIMIT
+    suppress: tuple[str, ...] = ()  # codes/prefixes never applied to this file ([tool.porter] per-file-ignores)
     repo_in_port: bool = False  # set by a batch run: the file's repository has a CUDA-ism
     extra: tuple[tuple[str, str], ...] = field(default=())
 
     def selects(self, code: str) -> bool:
-        """Whether a change with ``code`` is wanted under select/ignore (longest prefix wins)."""
+        """Whether a change with ``code`` is wanted under select/ignore (longest prefix wins);
+        a ``suppress`` code (per-file-ignores) is never wanted, whatever ``select`` says."""
+        if self.suppress and code.startswith(self.suppress):
+            return False
         chosen = _longest_prefix(code, self.select) if self.select else 0
         if self.select and chosen < 0:
             return False

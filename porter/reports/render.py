@@ -27,6 +27,19 @@ def colour_diff(diff: str) -> str:
     return "".join(out)
 
 
+def statistics(results: Iterable[FileResult]) -> list[str]:
+    """Changes per code, most frequent first, as ruff's ``--statistics``: ``  12  NRN101  summary``."""
+    from collections import Counter
+
+    from porter.engine.registry import code_summary
+
+    counts = Counter(change.code for result in results if isinstance(result, Success) for change in result.changes)
+    lines = []
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        lines.append(f"{count:>4}  {code:<7} {code_summary(code)}".rstrip())
+    return lines
+
+
 def finding_line(finding: Finding) -> str:
     """A verifier finding, as the change lines are: ``FILE:LINE verify/KIND message``."""
     code = f" ({finding.code})" if finding.code else ""

@@ -15,6 +15,10 @@ Keys (kebab-case, as in the table)::
     time-limit = 120               # seconds one file may take to port (0: no limit)
     cache-dir = ".porter_cache"    # relative to the pyproject.toml's folder
     cache = true
+    per-file-ignores = {"tests/*" = ["NRN6"], "legacy.py" = ["NRN1"]}  # glob -> codes never applied
+
+``per-file-ignores`` globs are relative to the pyproject.toml's folder (``*`` crosses folders, as
+in ruff; a glob without ``/`` also matches a file's name in any folder).
 
 The nearest pyproject.toml *with a* ``[tool.porter]`` table, searching upwards from the path,
 is used (as ruff does); none means porter's defaults. Unknown keys and wrong types are errors,
@@ -59,6 +63,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("time-limit", int, int(DEFAULT_TIME_LIMIT), "seconds one file may take to port; slower files fail, left as they were (0: no limit)"),
     Setting("cache-dir", str, CACHE_DIR_NAME, "content cache folder (relative to the config file)"),
     Setting("cache", bool, True, "use the content cache"),
+    Setting("per-file-ignores", dict, {}, "glob (relative to the config file) -> codes or prefixes not applied to matching files"),
 )
 BY_KEY = {setting.key: setting for setting in SETTINGS}
 
@@ -163,6 +168,12 @@ def _validate(key: str, value: Any, where: str) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(item, str) for item in value):
             raise ConfigError(f"{where}: [tool.porter] {key} must be a list of strings")
         return list(value)
+    if setting.kind is dict:
+        if not isinstance(value, dict) or not all(
+            isinstance(codes, list) and all(isinstance(code, str) for code in codes) for codes in value.values()
+        ):
+            raise ConfigError(f"{where}: [tool.porter] {key} must be a table of glob = [codes]")
+        return {str(glob): list(codes) for glob, codes in value.items()}
     if setting.kind is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise ConfigError(f"{where}: [tool.porter] {key} must be an integer")
     if setting.kind is bool and not isinstance(value, bool):
@@ -196,6 +207,36 @@ def _selection(config: Config, key: str) -> tuple[str, ...]:
         return normalize_selection(config[key], what)
     except SelectionError as error:
         raise ConfigError(str(error)) from None
+
+
+def per_file_ignores(config: Config) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``per-file-ignores`` with each glob's codes checked like ``ignore`` (a typo is an error)."""
+    table = config["per-file-ignores"]
+    if not table:
+        return ()
+    from porter.engine.registry import SelectionError, normalize_selection
+
+    where = f"{config.sources.get('per-file-ignores')}: [tool.porter] per-file-ignores"
+    try:
+        return tuple((glob, normalize_selection(codes, f"{where} {glob!r} =")) for glob, codes in table.items())
+    except SelectionError as error:
+        raise ConfigError(str(error)) from None
+
+
+def ignored_for(path: str, root: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    """The codes ``table`` (``per_file_ignores``) suppresses for the file at ``path``."""
+    if not table:
+        return ()
+    from fnmatch import fnmatchcase
+
+    relative = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+    name = relative.rsplit("/", 1)[-1]
+    found: list[str] = []
+    for glob, codes in table:
+        pattern = glob.replace(os.sep, "/").removeprefix("./")
+        if fnmatchcase(relative, pattern) or ("/" not in pattern and fnmatchcase(name, pattern)):
+            found.extend(codes)
+    return tuple(dict.fromkeys(found))
 
 
 def to_options_fields(config: Config) -> dict[str, Any]:
@@ -243,6 +284,8 @@ def _toml(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml(str(key))} = {_toml(item)}" for key, item in value.items()) + "}"
     if isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return str(value)

@@ -17,13 +17,13 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Container, Generator, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from porter.engine.options import Options
 from porter.engine.results import FileResult, Success
-from porter.run.config import Config, ConfigError, effective_jobs, load_config, to_options_fields
+from porter.run.config import Config, ConfigError, codes, effective_jobs, ignored_for, load_config, per_file_ignores, to_options_fields
 from porter.run.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel
 from porter.run.sinks import Item, Outputs, Sink, diff_label
 from porter.run.sinks.mirror import inside
@@ -82,6 +82,31 @@ class MigrateOptions:
         return {key: value for key, value in given.items() if value is not None}
 
 
+# ``porter migrate``'s flags that are [tool.porter] settings (they win only when given) and those
+# passed as they are (same name and type).
+SETTING_FLAGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "time_limit", "cache_dir")
+DIRECT_FLAGS = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")
+
+
+def options_from_flags(paths: tuple[str, ...], flags: Mapping[str, Any], given: Container[str]) -> MigrateOptions:
+    """``porter migrate``'s flags as options; a [tool.porter] setting counts only when ``given``."""
+    chosen: dict[str, Any] = {name: flags[name] for name in DIRECT_FLAGS}
+    for name in SETTING_FLAGS:
+        if name in given:
+            value = flags[name]
+            chosen[name] = codes(value) if isinstance(value, tuple) else value  # select, ignore
+    return MigrateOptions(
+        paths=paths,
+        reports=tuple(flags["reports"]),
+        exclude=tuple(flags["exclude"]),
+        prefilter=not flags["no_prefilter"],
+        diffs=bool(flags["show_diff"]) and not flags["quiet"],
+        compile_insertion=False if flags["no_compile_insertion"] else None,
+        cache=False if flags["no_cache"] else None,
+        **chosen,
+    )
+
+
 @dataclass(frozen=True)
 class FileOutcome:
     """One file's result after every sink saw it (a failed write is a ``Failure``)."""
@@ -101,6 +126,7 @@ class _Root:
     config: Config
     options: Options
     exclude: tuple[str, ...]
+    ignores: tuple[tuple[str, tuple[str, ...]], ...]  # per-file-ignores: (glob, codes)
     repo: str  # git top folder, or the folder itself (a file's folder)
     git: str | None  # the git top folder, if any
     out: str | None = None
@@ -131,6 +157,7 @@ class Migration:
         self.config = first.config if first else load_config(None).with_overrides(self.options.overrides())
         self.jobs = effective_jobs(int(self.config["jobs"]))
         self.repos = _check_git(self.options, self.roots)
+        self.empty: list[str] = []  # folders given that hold nothing porter ports (after a run)
 
     def __iter__(self) -> Generator[FileOutcome, None, None]:
         from porter.run.batch import run_batch
@@ -142,7 +169,8 @@ class Migration:
         cache = self._cache()
         want_diff = self.options.diffs or self.options.patch_file is not None
         writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
-        batch = run_batch(targets, [root.options for _, root in owned], self.jobs, cache, self.stats, self.on_start, writes)
+        options = [_file_options(target, root) for target, root in owned]
+        batch = run_batch(targets, options, self.jobs, cache, self.stats, self.on_start, writes)
         try:
             for index, result, cached in batch:
                 target, root = owned[index]
@@ -175,6 +203,8 @@ class Migration:
                 if out is not None and not target.explicit and inside(os.path.abspath(target.path), out):
                     continue  # never port the output of an earlier run into itself
                 found.append((target, root))
+            if os.path.isdir(raw) and (not found or found[-1][1] is not root):
+                self.empty.append(os.path.normpath(raw))
         return found
 
     def _sinks(self) -> list[Sink]:
@@ -232,6 +262,8 @@ def _prepare(options: MigrateOptions) -> dict[str, _Root]:
     for report in options.reports:
         if not report.lower().endswith(REPORT_SUFFIXES):
             raise MigrateError(f"--report {report}: unknown format (use .json, .sarif or .md)")
+    for path in options.paths:
+        _check_portable(path, options.port_files)
     overrides = options.overrides()
     try:
         roots = {raw: _root(raw, overrides, options) for raw in dict.fromkeys(options.paths)}
@@ -242,6 +274,31 @@ def _prepare(options: MigrateOptions) -> dict[str, _Root]:
     return roots
 
 
+def _check_portable(path: str, port_files: bool) -> None:
+    """A file named explicitly must be one porter ports (a folder is searched, a missing path is
+    reported per file). A Python script without a suffix is accepted (pre-commit passes them)."""
+    if os.path.isdir(path) or os.path.islink(path) or not os.path.exists(path) or path.endswith(PORTED_SUFFIXES):
+        return
+    if port_files:
+        from porter.filetypes import handles
+
+        if handles(path):
+            return
+    if "." not in os.path.basename(path) and _python_shebang(path):
+        return
+    hint = "" if port_files else " (use --files for pins, launchers, configs)"
+    raise MigrateError(f"{path}: not a file porter ports{hint}")
+
+
+def _python_shebang(path: str) -> bool:
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline(200)
+    except OSError:
+        return True  # unreadable: the batch reports it for this file
+    return first.startswith(b"#!") and b"python" in first
+
+
 def _root(raw: str, overrides: dict[str, object], options: MigrateOptions) -> _Root:
     config = load_config(raw).with_overrides(overrides)
     engine = Options(prefilter=options.prefilter, **to_options_fields(config))
@@ -249,7 +306,14 @@ def _root(raw: str, overrides: dict[str, object], options: MigrateOptions) -> _R
     normalized = os.path.normpath(raw)
     folder = normalized if os.path.isdir(normalized) else (os.path.dirname(normalized) or ".")
     repo = git_toplevel(folder) if os.path.exists(folder) else None
-    return _Root(normalized, config, engine, exclude, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
+    ignores = per_file_ignores(config)
+    return _Root(normalized, config, engine, exclude, ignores, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
+
+
+def _file_options(target: Target, root: _Root) -> Options:
+    """The root's options, with the ``per-file-ignores`` codes of this file suppressed."""
+    codes = ignored_for(target.path, root.config.root, root.ignores)
+    return root.options.with_changes(suppress=codes) if codes else root.options
 
 
 def _assign_out(roots: list[_Root], out_dir: str) -> None:
