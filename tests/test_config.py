@@ -68,7 +68,8 @@ def test_config_applies_and_flags_override(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "skipme" / "t.py").write_bytes(CUDA)
     assert main(["migrate", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "NRN102" in out and "NRN101" not in out and "skipme" not in out
+    # No NRN101 change line (the verifier may still name NRN101 as the rule for what is left).
+    assert " NRN102 " in out and " NRN101 " not in out and "skipme" not in out
     assert main(["migrate", "--ignore", "NRN990", str(tmp_path)]) == 0
     assert "NRN101" in capsys.readouterr().out  # --ignore replaces the file's ignore list
     assert main(["migrate", "--style", "accelerator", str(tmp_path / "src")]) == 0

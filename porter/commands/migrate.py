@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
+
 import click
 from click.core import ParameterSource
 

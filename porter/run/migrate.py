@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from porter.engine.options import Options
 from porter.engine.results import FileResult, Success
-from porter.run.config import Config, ConfigError, codes, effective_jobs, ignored_for, load_config, per_file_ignores, to_options_fields
+from porter.run.config import (
+    Config,
+    ConfigError,
+    codes,
+    effective_jobs,
+    ignored_for,
+    load_config,
+    per_file_ignores,
+    to_options_fields,
+)
 from porter.run.discovery import PORTED_SUFFIXES, Target, discover, git_toplevel
 from porter.run.sinks import Item, Outputs, Sink, diff_label
 from porter.run.sinks.mirror import inside
