@@ -139,7 +139,7 @@ def _as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
 
 
 def device_kind(node: cst.BaseExpression | None) -> str:
-    """``cuda`` / ``neuron`` / ``other`` (a literal for another device) / ``variable`` / ``missing``."""
+    """``cuda`` / ``neuron`` / ``xla`` / ``other`` (a literal for another device) / ``variable`` / ``missing``."""
     if node is None:
         return "missing"
     value = string_value(node)
@@ -149,6 +149,8 @@ def device_kind(node: cst.BaseExpression | None) -> str:
         return "cuda"
     if value == "neuron":
         return "neuron"
+    if value == "xla":
+        return "xla"  # torch-xla's device: the XLA rule (NRN8xx) makes it "neuron"
     return "other"
 
 
