@@ -52,6 +52,12 @@ class AutocastBf16(Rule):
         feature test) becomes ``torch.amp``. With
         ``--style accelerator`` the device type is
         ``torch.accelerator.current_accelerator().type`` (the spelling the NRN1xx rules use).
+        An autocast built at import time (a decorator, a module-level ``with`` or object) gets
+        ``"neuron" if torch.accelerator.is_available() else "cpu"``: ``torch.autocast("neuron")``
+        raises on a torch without torch-neuronx, where ``"cuda"`` only warned. A ``"cuda"``
+        parameter default that is the autocast's device (``def autocast(enabled, device="cuda")``)
+        gets the same fallback. ``torch.autocast("xla", dtype=torch.float16)`` gets bfloat16 in the
+        pass where the XLA rule (NRN314) makes its device ``"neuron"``.
         NRN202 marks an autocast whose dtype comes from outside the file (``dtype=args.amp_dtype``)
         or whose arguments cannot be mapped (``**kwargs``).
 

@@ -287,11 +287,11 @@ class FusedOptimizers(Rule):
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call)
-            updated = drop_keyword(updated, "decoupled_weight_decay")
+            call = drop_keyword(updated, "decoupled_weight_decay")
             if chosen:
-                updated = drop_keyword(updated, "foreach").with_changes(func=new_func(updated.func))
-                return updated if keep_decay or weight_decay_of(updated) is not None else set_keyword_keep_layout(updated, "weight_decay", cst.Float("0.0"))
-            return fused_adamw(drop_keyword(updated, "fused").with_changes(func=new_func(updated.func)), decay_default=True)
+                call = drop_keyword(call, "foreach").with_changes(func=new_func(call.func))
+                return call if keep_decay or weight_decay_of(call) is not None else set_keyword_keep_layout(call, "weight_decay", cst.Float("0.0"))
+            return fused_adamw(drop_keyword(call, "fused").with_changes(func=new_func(call.func)), decay_default=True)
 
         message = (
             "Adam(decoupled_weight_decay=True) -> AdamW(fused=True) (same update)"

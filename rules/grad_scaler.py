@@ -59,8 +59,9 @@ class GradScalerRule(Rule):
         ``optimizer.step()``, ``update``/``unscale_`` do nothing, ``state_dict()`` is ``{}``,
         ``load_state_dict`` ignores old state), so every use keeps working (NRN205). When float16
         remains (a dtype chosen at run time, an autocast dtype from outside the file, a
-        HalfTensor, a deselected rule), the scaler is kept on the ``neuron`` device and marked
-        with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
+        HalfTensor, a deselected rule), the scaler is kept on the ``neuron`` device (a
+        ``torch.amp.GradScaler(enabled=...)`` with no device gets ``"neuron"``: its default,
+        ``"cuda"``, disables itself on Neuron) and marked with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
         ``NativeScaler``, ``loss_scaler(loss, optimizer, clip_grad=..., parameters=...)`` calls)
         get NRN207 markers.
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Callable, ClassVar
+from collections.abc import Callable
+from typing import ClassVar
 
 import libcst as cst
 
@@ -50,7 +51,11 @@ class HalfToBf16(Rule):
         ``"float16"`` is a default and becomes ``"bfloat16"``, so ``--amp-dtype float16`` still
         means float16 (the GradScaler rule then keeps the scaler). ``x.half()`` that rounds
         (``x.half().float()``) or makes a half checkpoint (``torch.save(model.half().state_dict())``,
-        a ``{k: v.half() for k, v in sd.items()}`` copy) is not mixed precision and is left alone. Comparisons (``x.dtype == torch.float16``) are left alone:
+        a ``{k: v.half() for k, v in sd.items()}`` copy, ``deepcopy(ema).half()`` for an export
+        file) is not mixed precision and is left alone; so is a cast in the branch of a float16
+        dtype test (``m.half() if x.dtype is torch.float16 else m``: it matches a value this rule
+        does not change). float16 in a kept table of named options (``DTYPES = {"16-true":
+        torch.float16, "bf16-true": torch.bfloat16}``) is the user's choice: kept, NRN208 marker. Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
         not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
