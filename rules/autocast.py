@@ -52,6 +52,12 @@ class AutocastBf16(Rule):
         feature test) becomes ``torch.amp``. With
         ``--style accelerator`` the device type is
         ``torch.accelerator.current_accelerator().type`` (the spelling the NRN1xx rules use).
+        An autocast built at import time (a decorator, a module-level ``with`` or object) gets
+        ``"neuron" if torch.accelerator.is_available() else "cpu"``: ``torch.autocast("neuron")``
+        raises on a torch without torch-neuronx, where ``"cuda"`` only warned. A ``"cuda"``
+        parameter default that is the autocast's device (``def autocast(enabled, device="cuda")``)
+        gets the same fallback. ``torch.autocast("xla", dtype=torch.float16)`` gets bfloat16 in the
+        pass where the XLA rule (NRN314) makes its device ``"neuron"``.
         NRN202 marks an autocast whose dtype comes from outside the file (``dtype=args.amp_dtype``)
         or whose arguments cannot be mapped (``**kwargs``).
 
@@ -98,7 +104,9 @@ class AutocastBf16(Rule):
     def triggered_by(cls, text: str) -> bool:
         # Every form the rule ports names CUDA (or a device type ported elsewhere in a file that
         # already mentions neuron); a device-generic autocast in library code is left alone.
-        return "cuda" in text or ("autocast" in text and "neuron" in text)
+        # torch-xla's autocast("xla") too: the XLA rule makes it "neuron" in the same pass, and its
+        # float16 must become bfloat16 in that pass (one pass is a fixed point).
+        return "cuda" in text or ("autocast" in text and ("neuron" in text or "xla" in text))
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN202": "autocast whose dtype or arguments cannot be ported safely: review marker",
     }
@@ -144,8 +152,13 @@ class AutocastBf16(Rule):
             self.mark(call, f"autocast dtype {text} is set outside this file: use torch.bfloat16 on Neuron", code="NRN202")
         new_device = kind == "cuda"
         new_dtype = dtype in {"missing", "fp16"}
+        if kind == "variable" and skip == 0:
+            self._default_fallback(call, args.device)
         if not new_device and not new_dtype:
             return
+        # Built at import time (a decorator, a module-level object or with): "neuron" would raise
+        # there on a torch without torch-neuronx, so the device keeps a CPU fallback.
+        import_time = new_device and skip == 0 and self._import_time(call)
         alias = self._torch or "torch"
         imports = () if self._torch else (ImportSpec("torch"),)
         func = call.args[0].value if skip else call.func
@@ -154,7 +167,7 @@ class AutocastBf16(Rule):
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call)
-            device = self._device_expr(alias, quote) if new_device else None
+            device = self._device_expr(alias, quote, import_time) if new_device else None
             bf16 = cst.parse_expression(f"{alias}.bfloat16") if new_dtype else None
             args = _edited_args(list(updated.args), skip, cuda_form, device, bf16)
             if skip and new_func is not None:
@@ -162,7 +175,8 @@ class AutocastBf16(Rule):
             result = updated.with_changes(args=args)
             return result.with_changes(func=new_func) if new_func is not None and not skip else result
 
-        self.replace(call, transform, self._message(cuda_form, new_device, dtype), imports=imports)
+        message = self._message(cuda_form, new_device, dtype) + (" (CPU fallback kept: built at import time)" if import_time else "")
+        self.replace(call, transform, message, imports=imports)
         if cuda_form:
             self._drop_import(func)
 
@@ -183,10 +197,56 @@ class AutocastBf16(Rule):
             return cst.parse_expression(".".join([*parts[: parts.index("cuda")], "autocast"]))
         return cst.parse_expression(f"{self._torch or 'torch'}.autocast")
 
-    def _device_expr(self, alias: str, quote: str) -> cst.BaseExpression:
+    def _device_expr(self, alias: str, quote: str, import_time: bool = False) -> cst.BaseExpression:
         if self.options.style == "accelerator":
-            return cst.parse_expression(ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{alias}.", 1))
-        return cst.SimpleString(f"{quote}neuron{quote}")
+            device = ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{alias}.", 1)
+        else:
+            device = f"{quote}neuron{quote}"
+        if import_time:
+            return cst.parse_expression(f"{device} if {alias}.accelerator.is_available() else {quote}cpu{quote}")
+        return cst.parse_expression(device)
+
+    def _import_time(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs when the module is imported (not inside a function body)."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)) and child is ancestor.body:
+                return False
+            child = ancestor
+        return True
+
+    def _default_fallback(self, call: cst.Call, device: cst.BaseExpression | None) -> None:
+        """``def autocast(enabled, device="cuda"): return torch.amp.autocast(device, ...)``: the
+        default reaches autocast, where "neuron" raises on a torch without torch-neuronx; a
+        default keeps its CPU fallback (callers that pass ``device=`` are unaffected)."""
+        if not isinstance(device, cst.Name):
+            return
+        function = next((a for a in self.ancestors(call) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        params = function.params if function is not None else None
+        param = next(
+            (p for p in (*params.params, *params.kwonly_params) if p.name.value == device.value),
+            None,
+        ) if params is not None else None
+        if param is None or param.default is None or device_kind(param.default) != "cuda":
+            return
+        alias = self._torch or "torch"
+        imports = () if self._torch else (ImportSpec("torch"),)
+        quote = _quote_of(param.default)
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            if not isinstance(updated, cst.SimpleString):
+                return updated
+            value = string_value(updated) or ""
+            neuron = value.replace("cuda", "neuron", 1) if self.options.style != "accelerator" else None
+            device_text = f"{quote}{neuron}{quote}" if neuron else ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{alias}.", 1)
+            return cst.parse_expression(f"{device_text} if {alias}.accelerator.is_available() else {quote}cpu{quote}")
+
+        self.replace(
+            param.default,
+            transform,
+            'autocast device default "cuda" -> Neuron when an accelerator is available, else "cpu" (the CPU fallback kept)',
+            imports=imports,
+        )
 
     def _drop_import(self, func: cst.BaseExpression) -> None:
         for spec in source_imports(func, self.qualified(func)):

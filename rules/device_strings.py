@@ -411,4 +411,23 @@ class DeviceStrings(Rule):
 
     def _device_comparison(self, comparison: cst.Comparison) -> bool:
         operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
-        return any(device_named(operand) for operand in operands)
+        return any(device_named(operand) for operand in operands) and not self._parses_user_text(comparison)
+
+    def _parses_user_text(self, comparison: cst.Comparison) -> bool:
+        """The function strips a ``"cuda:"`` prefix from text the port leaves as it is
+        (ultralytics' ``str(device).lower().replace("cuda:", "")``): it parses the user's CUDA
+        spelling, so ``device == "cuda"`` there must keep understanding ``device="cuda"``."""
+        function = next((a for a in self.ancestors(comparison) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return False
+        for inner in child_index(self).walk(function.body):
+            if (
+                isinstance(inner, cst.Call)
+                and isinstance(inner.func, cst.Attribute)
+                and inner.func.attr.value in {"replace", "removeprefix"}
+                and (first := positional(inner, 0)) is not None
+                and string_value(first.value) == "cuda:"
+                and not self._string_method_argument(first.value)
+            ):
+                return True
+        return False

@@ -11,7 +11,7 @@ import libcst.matchers as m
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.args import drop_keyword, keyword, positional
+from porter.rules._lib.args import drop_keyword, keyword, positional, set_keyword_keep_layout
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
 from porter.rules._lib.optim import (
     ADAM,
@@ -21,6 +21,7 @@ from porter.rules._lib.optim import (
     foreach_adam,
     fused_adamw,
     literal_bool,
+    weight_decay_of,
     without_double_star,
 )
 from porter.rules._lib.precision import ScalerStays
@@ -34,8 +35,8 @@ class FusedOptimizers(Rule):
     """Use the fused AdamW kernel TorchNeuron implements natively.
 
     What it does:
-        ``torch.optim.AdamW(...)`` gets ``fused=True``; a device-conditional ``fused=use_fused`` becomes
-        ``fused=True``; nanoGPT's ``extra_args = dict(fused=True) if use_fused else dict()`` …
+        ``torch.optim.AdamW(...)`` gets ``fused=True``; a user's ``fused=use_fused`` is kept (the
+        device rules port the ``device.type == "cuda"`` it reads; an Adam with it becomes AdamW with it); nanoGPT's ``extra_args = dict(fused=True) if use_fused else dict()`` …
         ``AdamW(..., **extra_args)`` becomes ``AdamW(..., fused=True)`` (the ``**extra_args`` is dropped
         from the call when the file shows it holds only ``fused``/``foreach``; the now-unused
         ``extra_args``/``use_fused`` lines are left as they are); ``foreach=`` beside it is dropped.
@@ -125,6 +126,8 @@ class FusedOptimizers(Rule):
     def _adamw(self, call: cst.Call) -> None:
         if literal_bool(_value(call, "differentiable")) or literal_bool(_value(call, "fused")) is False:
             return
+        if keyword(call, "fused") is not None and literal_bool(_value(call, "fused")) is None:
+            return  # the user's fused=<expression>: kept (NRN101 ports the device test it reads)
         if any(arg.star == "*" for arg in call.args):
             return
         stars = [arg for arg in call.args if arg.star == "**"]
@@ -279,16 +282,25 @@ class FusedOptimizers(Rule):
     def _adam_to_adamw(self, call: cst.Call, *, keep_decay: bool) -> None:
         new_func, imports = self._adamw_func(call.func)
 
+        # A user's fused=<expression> (``use_fused = device.type == "cuda"``) is their choice: kept,
+        # and NRN101 ports the device test it reads; AdamW then has the kernel Adam lacks on Neuron.
+        chosen = keyword(call, "fused") is not None and literal_bool(_value(call, "fused")) is None
+
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call)
-            updated = drop_keyword(drop_keyword(updated, "decoupled_weight_decay"), "fused")
-            return fused_adamw(updated.with_changes(func=new_func(updated.func)), decay_default=True)
+            call = drop_keyword(updated, "decoupled_weight_decay")
+            if chosen:
+                call = drop_keyword(call, "foreach").with_changes(func=new_func(call.func))
+                return call if keep_decay or weight_decay_of(call) is not None else set_keyword_keep_layout(call, "weight_decay", cst.Float("0.0"))
+            return fused_adamw(drop_keyword(call, "fused").with_changes(func=new_func(call.func)), decay_default=True)
 
         message = (
             "Adam(decoupled_weight_decay=True) -> AdamW(fused=True) (same update)"
             if keep_decay
             else "Adam without weight decay -> AdamW(weight_decay=0.0, fused=True) (identical update)"
         )
+        if chosen:
+            message = "Adam -> AdamW (identical update), the user's fused= kept (Neuron has _fused_adamw_, not _fused_adam_)"
         self.replace(call, transform, message, code="NRN502", imports=imports)
 
     def _adamw_func(self, func: cst.BaseExpression) -> tuple[Callable[[cst.BaseExpression], cst.BaseExpression], tuple[ImportSpec, ...]]:

@@ -59,8 +59,9 @@ class GradScalerRule(Rule):
         ``optimizer.step()``, ``update``/``unscale_`` do nothing, ``state_dict()`` is ``{}``,
         ``load_state_dict`` ignores old state), so every use keeps working (NRN205). When float16
         remains (a dtype chosen at run time, an autocast dtype from outside the file, a
-        HalfTensor, a deselected rule), the scaler is kept on the ``neuron`` device and marked
-        with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
+        HalfTensor, a deselected rule), the scaler is kept on the ``neuron`` device (a
+        ``torch.amp.GradScaler(enabled=...)`` with no device gets ``"neuron"``: its default,
+        ``"cuda"``, disables itself on Neuron) and marked with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
         ``NativeScaler``, ``loss_scaler(loss, optimizer, clip_grad=..., parameters=...)`` calls)
         get NRN207 markers.
 
@@ -154,6 +155,9 @@ class GradScalerRule(Rule):
         else:
             first = positional(call, 0)
             cuda_first = first is not None and string_value(first.value) in {"cuda"}
+            # torch.amp.GradScaler's device defaults to "cuda": a kept scaler without one would
+            # disable itself on Neuron and float16 would train unscaled.
+            implicit = first is None and not any(arg.star or arg.keyword is not None and arg.keyword.value == "device" for arg in call.args)
             new_device = cst.parse_expression(device if self.options.style == "accelerator" else '"neuron"')
 
             def port(updated: cst.CSTNode) -> cst.CSTNode:
@@ -161,10 +165,13 @@ class GradScalerRule(Rule):
                 args = list(updated.args)
                 if cuda_first:
                     args[0] = args[0].with_changes(value=new_device)
+                elif implicit:
+                    return _gated(with_args(updated, [cst.Arg(new_device), *args]), gate)
                 return _gated(updated.with_changes(args=args), gate)
 
-            if cuda_first or gate:
-                self.replace(call, port, f'GradScaler("cuda") -> GradScaler("neuron") (float16 kept{gated})', code="NRN205")
+            if cuda_first or implicit or gate:
+                was = "GradScaler()" if implicit else 'GradScaler("cuda")'
+                self.replace(call, port, f'{was} -> GradScaler("neuron") (float16 kept{gated})', code="NRN205")
         self.mark(call, f"GradScaler kept: float16 remains ({what}, line {line}); make it bfloat16, then drop the scaler", code="NRN206")
 
     def _fp16_gate(self, call: cst.Call) -> str | None:

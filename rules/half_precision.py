@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 import libcst as cst
@@ -16,6 +17,7 @@ from porter.rules._lib.precision import (
     FP16_DTYPES,
     autocast_dtype_argument,
     explicit_choice,
+    fp16_paired,
     half_for_storage,
     half_tensor_call,
     in_comparison,
@@ -49,7 +51,11 @@ class HalfToBf16(Rule):
         ``"float16"`` is a default and becomes ``"bfloat16"``, so ``--amp-dtype float16`` still
         means float16 (the GradScaler rule then keeps the scaler). ``x.half()`` that rounds
         (``x.half().float()``) or makes a half checkpoint (``torch.save(model.half().state_dict())``,
-        a ``{k: v.half() for k, v in sd.items()}`` copy) is not mixed precision and is left alone. Comparisons (``x.dtype == torch.float16``) are left alone:
+        a ``{k: v.half() for k, v in sd.items()}`` copy, ``deepcopy(ema).half()`` for an export
+        file) is not mixed precision and is left alone; so is a cast in the branch of a float16
+        dtype test (``m.half() if x.dtype is torch.float16 else m``: it matches a value this rule
+        does not change). float16 in a kept table of named options (``DTYPES = {"16-true":
+        torch.float16, "bf16-true": torch.bfloat16}``) is the user's choice: kept, NRN208 marker. Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
         not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
@@ -159,7 +165,7 @@ class HalfToBf16(Rule):
             return
         if _dict_key(node, self.parent(node)):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
-        if self._explicit(node):
+        if fp16_paired(node, self.parent, self.qualified) or self._explicit(node) or self._option_table(node):
             return
         text = dotted(node) or ""
         if isinstance(node, cst.Attribute):
@@ -181,7 +187,9 @@ class HalfToBf16(Rule):
             self.replace(node, _bf16_dtype_keyword, "torch.cuda.HalfTensor -> bfloat16 tensors")
             return
         if method_name(node) == "half" and isinstance(node.func, cst.Attribute):
-            if half_for_storage(node, self.parent, self.qualified) is not None or self._explicit(node):
+            if half_for_storage(node, self.parent, self.qualified) is not None or fp16_paired(node, self.parent, self.qualified):
+                return  # a checkpoint/export copy, or a cast that matches a float16 value left as it is
+            if self._explicit(node):
                 return  # rounding / a half checkpoint is not mixed precision; an option is the user's
             self.replace(
                 node,
@@ -198,6 +206,27 @@ class HalfToBf16(Rule):
         self.mark(
             node,
             f"float16 kept: `{_short(test)}` decides the dtype (a user choice); on Trainium choose bfloat16 there (float16 needs its GradScaler)",
+            code=EXPLICIT_CODE,
+        )
+        return True
+
+    def _option_table(self, node: cst.CSTNode) -> bool:
+        """Keep (and mark) float16 in a table of named precisions that is kept for later lookups
+        (``DTYPES = {"16-true": torch.float16, "bf16-true": torch.bfloat16}``): its keys are the
+        user's options, and an fp16 key must still mean float16. A table subscripted where it is
+        written (nanoGPT's ``{...}[dtype]``) only translates a name the port chose, and is ported."""
+        element = self.parent(node)
+        table = self.parent(element) if isinstance(element, cst.DictElement) and element.value is node else None
+        if not isinstance(table, cst.Dict) or string_value(element.key) is None:  # type: ignore[union-attr]
+            return False
+        outer = self.parent(table)
+        if isinstance(outer, cst.Subscript) and outer.value is table:
+            return False
+        if not any(_names_bf16_value(e.value, self.qualified) for e in table.elements if isinstance(e, cst.DictElement)):
+            return False
+        self.mark(
+            node,
+            f"float16 kept: the option {string_value(element.key)!r} names it (a user choice); on Trainium prefer bfloat16 (float16 needs its GradScaler)",  # type: ignore[union-attr]
             code=EXPLICIT_CODE,
         )
         return True
@@ -296,6 +325,10 @@ def _bf16_dtype_keyword(updated: cst.CSTNode) -> cst.CSTNode:
         for arg in updated.args
     ]
     return updated.with_changes(args=args)
+
+
+def _names_bf16_value(node: cst.BaseExpression, qualify: Callable[[cst.CSTNode], set[str]]) -> bool:
+    return bool(qualify(node) & _BF16_DTYPES)
 
 
 def _dict_key(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:

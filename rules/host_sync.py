@@ -291,7 +291,9 @@ class HostSyncLogging(Rule):
         (``train_loss_steps``) divides the sum. A log whose values keep syncing every step anyway
         stays where it is (NRN606 marker, by the control-flow rule).
         ``torch.cuda.synchronize()``/``torch.neuron.synchronize()`` run every step (for timing) move
-        under the same interval (NRN604). A ``while`` loop with no counter gets an NRN607 marker.
+        under the same interval (NRN604), unless an ``if`` in the loop that names profiling or timing
+        (``if profiling:``, ``if args.timing:``) guards them: the user chose that sync for honest
+        timers. A ``while`` loop with no counter gets an NRN607 marker.
 
     Why:
         Reading a device value as text is a host sync (``.item()`` copies to the host and waits

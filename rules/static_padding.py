@@ -10,7 +10,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword
-from porter.rules._lib.hf import origin
+from porter.rules._lib.hf import HF_LIBRARIES, origin
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
 
@@ -308,7 +308,9 @@ class GenerateStaticCache(Rule):
         followed through ``.to()``/``.eval()``, ``get_peft_model``, ``accelerator.prepare`` /
         ``unwrap_model``, ``self.model = ...`` in the class, a ``PreTrainedModel`` annotation or
         subclass). A project's own ``generate()`` (a class of the file that is no Transformers
-        model) is left alone; a receiver not in view (a parameter) gets an NRN714 marker.
+        model) is left alone, and so is a function of an imported module that is not a Hugging Face
+        library (``from torchtune import generation; generation.generate(model=...)``, resolved by
+        qualified name, receiver not named like a model); a receiver not in view (a parameter) gets an NRN714 marker.
 
     Why:
         The default dynamic KV cache grows by one token per decoding step: a new shape, so a new
@@ -353,6 +355,8 @@ class GenerateStaticCache(Rule):
         generation = any(arg.keyword is not None and arg.keyword.value in _GENERATION_KEYWORDS for arg in node.args)
         if not (named or generation):
             return
+        if not named and any(not name.startswith(HF_LIBRARIES) for name in self.imported(node.func)):
+            return  # a module's function (torchtune's generation.generate): not a model method
         built = origin(self, node.func.value)
         if built == "own":
             return  # the project's own generate(): a Transformers keyword would be a TypeError

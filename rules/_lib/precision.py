@@ -139,7 +139,7 @@ def _as_keyword(arg: cst.Arg, name: str) -> cst.Arg:
 
 
 def device_kind(node: cst.BaseExpression | None) -> str:
-    """``cuda`` / ``neuron`` / ``other`` (a literal for another device) / ``variable`` / ``missing``."""
+    """``cuda`` / ``neuron`` / ``xla`` / ``other`` (a literal for another device) / ``variable`` / ``missing``."""
     if node is None:
         return "missing"
     value = string_value(node)
@@ -149,6 +149,8 @@ def device_kind(node: cst.BaseExpression | None) -> str:
         return "cuda"
     if value == "neuron":
         return "neuron"
+    if value == "xla":
+        return "xla"  # torch-xla's device: the XLA rule (NRN8xx) makes it "neuron"
     return "other"
 
 
@@ -603,10 +605,32 @@ _SAVE_METHODS = frozenset({"save_pretrained", "save_model", "save_checkpoint", "
 _STORAGE_METHODS = frozenset({"float", "state_dict", "numpy", "tolist", "cpu"})
 
 
+_COPY_CALLS = frozenset({"copy.deepcopy"})
+
+
+def fp16_paired(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> bool:
+    """Whether ``node`` (a float16 cast) sits in the branch of a test that checks a value for
+    float16 (``m.half() if x.dtype is torch.float16 else m``): the cast matches that value, which
+    this rule leaves as it is (a comparison), so both stay float16 or the pair would disagree."""
+    child: cst.CSTNode = node
+    parent = parent_of(child)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+            for comparison in _comparisons(parent.test):
+                parts = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+                if any(qualify(part) & FP16_DTYPES for part in parts):
+                    return True
+        child, parent = parent, parent_of(parent)
+    return False
+
+
 def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> str | None:
     """Why ``x.half()`` is not mixed precision (rounding ``x.half().float()``, a half checkpoint
     ``torch.save(model.half().state_dict(), ...)``), or None."""
     parent = parent_of(call)
+    receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
+    if isinstance(receiver, cst.Call) and qualify(receiver.func) & _COPY_CALLS:
+        return "a half-precision deep copy (a checkpoint or export file, not training compute)"
     if isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value in _STORAGE_METHODS:
         return "rounding" if parent.attr.value == "float" else "a half-precision copy for storage"
     node: cst.CSTNode | None = parent

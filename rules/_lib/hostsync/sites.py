@@ -9,6 +9,8 @@ makes to a function or method of this file are followed one level deep.
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from porter.rules._lib.hostsync.model import (
@@ -31,6 +33,9 @@ from porter.rules._lib.hostsync.syntax import (
     sync_calls,
 )
 from porter.rules._lib.nodes import dotted, method_name
+
+# A test that turns on the user's own timing (the sync under it is what they asked for).
+_PROFILING_FLAG = re.compile(r"(?i)profil|timing|timer|benchmark")
 
 
 class SiteCollector:
@@ -219,6 +224,16 @@ class SiteCollector:
             return True
         return isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
 
+    def _under_profiling_flag(self, line: cst.SimpleStatementLine, step_loop: StepLoop) -> bool:
+        """A synchronize under ``if profiling:``/``if args.timing:`` in the loop makes the timers the
+        user asked for honest: a sync they chose, not per-step overhead (dreamer's phase timers)."""
+        node: cst.CSTNode | None = self.scope.parent(line)
+        while node is not None and node is not step_loop.node:
+            if isinstance(node, cst.If) and _PROFILING_FLAG.search(self.scope.code(node.test)):
+                return True
+            node = self.scope.parent(node)
+        return False
+
     def _classify(self, small: cst.BaseSmallStatement, line: cst.SimpleStatementLine | None, step_loop: StepLoop) -> None:
         if line is None:
             return  # `if x: y` on one line: too rare to rewrite
@@ -232,7 +247,8 @@ class SiteCollector:
             if alone and self.scope.rule.matches(
                 call.func, "torch.cuda.synchronize", "torch.neuron.synchronize", "torch.accelerator.synchronize"
             ):
-                self.sites.append(Site(SYNCHRONIZE, line, small, step_loop))
+                if not self._under_profiling_flag(line, step_loop):
+                    self.sites.append(Site(SYNCHRONIZE, line, small, step_loop))
                 return
             if alone and self.scope.is_log_call(call):
                 shown = syncs + formatted_tensors(self.index, call, tensors)
