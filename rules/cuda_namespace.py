@@ -8,7 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, under_availability_test
+from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, in_kept_cuda_branch, under_availability_test
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
@@ -166,6 +166,8 @@ class CudaNamespace(Rule):
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
             return
+        if (head in RENAMES or head in RENAMED) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
+            return  # runs only on CUDA (its device-type test is kept): nothing to port
         if head in _AVAILABILITY and self._guards_cuda_only(node):
             return
         if head in _AVAILABILITY:

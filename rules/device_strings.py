@@ -10,7 +10,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional
-from porter.rules._lib.branches import is_availability_test, under_availability_test
+from porter.rules._lib.branches import in_kept_cuda_branch, in_kept_cuda_test, is_availability_test, under_availability_test
 from porter.rules._lib.device import (
     ACCELERATOR_TYPE,
     CUDA_TEMPLATE,
@@ -85,6 +85,11 @@ class DeviceStrings(Rule):
         torch.cuda.is_available():`` / ``device_count()`` (or chosen by ``... if
         torch.cuda.is_available() else ...``) is a device too, as is a string a device-named
         function returns (``def get_device(): return "cuda"``).
+        A device-type test whose CUDA branch holds CUDA-only code (``torch.cuda`` names with no
+        Neuron counterpart, Triton/Inductor, ``channels_last``, ``DataParallel``, CUDA/NCCL
+        environment variables, the CUDA-only libraries: ``rules/_lib/branches.py``) is kept with its
+        branch: the old meaning, "skip it off CUDA", is already right on Neuron, and a ported test
+        would run that code there.
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
@@ -191,6 +196,8 @@ class DeviceStrings(Rule):
             return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
+        if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
+            return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)
         if self.options.style != "accelerator":
             default = self._default_device_call(node)
             if default is not None:
