@@ -323,11 +323,22 @@ class DeviceStrings(Rule):
         else:
             return True
         if self.options.style == "accelerator":
-            text = self.context.module.code_for_node(index)
-            quote = "'" if '"' in text else '"'
             name, imports = torch_ref(self.context.module)
-            new = cst.parse_expression(f"f{quote}{{{retorch(ACCELERATOR_TYPE, name)}}}:{{{text}}}{quote}")
-            self.replace(target, new, f'device template "cuda:{{}}" -> {ACCELERATOR_TYPE}', imports=imports)
+            kind = retorch(ACCELERATOR_TYPE, name)
+
+            def transform(updated: cst.CSTNode) -> cst.CSTNode:
+                # Built from the updated node: the index may hold a call another rule ports
+                # (``torch.cuda.current_device()``); text taken from the original would undo it.
+                if isinstance(updated, cst.Call):
+                    value = updated.args[0].value
+                else:
+                    assert isinstance(updated, cst.BinaryOperation)
+                    value = updated.right
+                text = cst.Module([]).code_for_node(value)
+                quote = "'" if '"' in text else '"'
+                return cst.parse_expression(f"f{quote}{{{kind}}}:{{{text}}}{quote}")
+
+            self.replace(target, transform, f'device template "cuda:{{}}" -> {ACCELERATOR_TYPE}', imports=imports)
             return True
         self.replace(node, neuron_string, 'device template "cuda:{}" -> "neuron:{}"')
         return True
