@@ -41,6 +41,8 @@ _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error"
 _OTHER_ACCELERATORS = re.compile(r"""["'](mps|xpu)(:\d+)?["']""")
 # A trailing comment that says the device must be CUDA ("always binds to CUDA", "CUDA only").
 _TIED_TO_CUDA = re.compile(r"(?i)\b(always|only|binds?|bound|requires?|must)\b.*\bcuda\b|\bcuda\b[- ](only|required)\b")
+# Accelerator style, a parameter default: the accelerator's type, or "cpu" where there is none.
+_DEFAULT_TYPE = '(torch.accelerator.current_accelerator() or torch.device("cpu")).type'
 # A user's name for the CUDA device class that a file translates to "cuda" (composer's "gpu").
 _CUDA_ALIASES = frozenset({"gpu"})
 
@@ -115,7 +117,9 @@ class DeviceStrings(Rule):
         ``torch.device("neuron")``).
 
         With ``--style accelerator`` a produced device string becomes device-generic:
-        ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``"cuda:1"``/
+        ``"cuda"`` -> ``torch.accelerator.current_accelerator().type`` (as a parameter default,
+        evaluated at import time: ``(torch.accelerator.current_accelerator() or
+        torch.device("cpu")).type``, so the file still imports without an accelerator), ``"cuda:1"``/
         ``f"cuda:{r}"`` -> ``f"{torch.accelerator.current_accelerator().type}:{r}"``; a test
         "is it CUDA?" becomes "is it not the CPU?": ``device.type == "cuda"`` ->
         ``device.type != "cpu"``, ``"cuda" in device`` -> ``"cpu" not in device`` — except in a
@@ -235,6 +239,12 @@ class DeviceStrings(Rule):
             self._flip_to_cpu(node, comparison)
             return
         name, imports = torch_ref(self.context.module)
+        if isinstance(self.parent(node), cst.Param) and string_value(node) == "cuda":
+            # A default is evaluated at import time, where current_accelerator() is None on a
+            # machine without one: the CPU keeps the file importable (a call-time choice).
+            text = retorch(_DEFAULT_TYPE, name)
+            self.replace(node, cst.parse_expression(text), f'default device "cuda" -> {_DEFAULT_TYPE}', imports=imports)
+            return
         self.replace(
             node,
             lambda n: accelerator_string(n, name),  # type: ignore[arg-type]
