@@ -47,9 +47,15 @@ class CudaNamespace(Rule):
         as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
         nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
-        A bare seeding call statement (``manual_seed[_all]``, ``seed[_all]``: a no-op on a CPU-only torch, an
-        ``AttributeError`` as ``torch.neuron.X`` there) that no availability test guards is put
-        under ``if torch.accelerator.is_available():``.
+        A bare seeding or ``empty_cache()`` call statement (``manual_seed[_all]``, ``seed[_all]``,
+        ``empty_cache``: a no-op on a CPU-only torch, an ``AttributeError`` as ``torch.neuron.X``
+        there) that no availability test guards is put under ``if
+        torch.accelerator.is_available():`` (not inside an ``except`` handler: an OOM back-off runs
+        after the device failed, so it exists). A ``memory_stats()`` whose result is read with a
+        string key (directly, or through the name it is assigned to in the same function) keeps
+        its CUDA spelling with an NRN104 marker: the keys are CUDA caching-allocator keys.
+        Inside a branch that only runs on CUDA (a device-type test kept by
+        ``rules/_lib/branches.py:CudaOnlyBranches``) nothing is renamed.
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
         with the same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
@@ -90,7 +96,8 @@ class CudaNamespace(Rule):
         reads ``getattr(device, "index", device)`` and fails on a str, and the properties object
         has only ``name`` (the instance type) and ``total_memory``.
         ``torch.neuron.memory_stats()`` has the same name but a different key schema (nested
-        ``allocated_bytes``/``reserved_bytes`` dicts): code that looks up CUDA keys needs a review.
+        ``allocated_bytes``/``reserved_bytes`` dicts, and the October-2026 segment allocator may
+        have changed it again: facts §0.1): code that looks up CUDA keys needs a human.
 
     Before:
         device = "cuda" if torch.cuda.is_available() else "cpu"
