@@ -9,9 +9,9 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._lib.nodes import dotted, method_name
 from porter.rules._lib.tree import child_index
-from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._tables.hazard import (
     ALL_HAZARDS,
     ATTRIBUTES,
