@@ -160,9 +160,6 @@ KNOWN: dict[str, str] = {
     "_device/gpt_config_style.in.py": "device string: neuron",
     # --style accelerator: torch.accelerator.current_accelerator().type at module level is None.type.
     "autocast-bf16/accelerator_style.in.py": "'NoneType' object has no attribute 'type'",
-    # Accelerator(dynamo_backend="neuron") at module level: Accelerate sets up Dynamo for a backend
-    # only torch-neuronx registers (NRN4xx compile routing owns the fix: a call-time choice).
-    "_compile_optim/accelerate_cli_precision.in.py": "already registered in mega-cache artifact factory",
 }
 
 
