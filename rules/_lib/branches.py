@@ -183,9 +183,14 @@ def cuda_only_name(rule: Rule, node: cst.CSTNode) -> str | None:
 
 def _cuda_side(rule: Rule, guard: Guard) -> cst.CSTNode | None:
     """The branch a device-type test against a CUDA literal selects on CUDA: the true branch of
-    ``device.type == "cuda"`` / ``in ("cuda", ...)``, the ``else`` of ``!=`` / ``not in``;
+    ``device.type == "cuda"`` / ``in ("cuda", ...)`` / ``x.is_cuda``, the ``else`` of ``!=`` /
+    ``not in`` / ``not x.is_cuda``;
     None when the test is no such comparison."""
     for inner in child_index(rule).walk(guard.test):
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "is_cuda":  # x.is_cuda / not x.is_cuda
+            parent = rule.parent(inner)
+            negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+            return guard.orelse if negated else true_branch(guard)
         if not isinstance(inner, cst.Comparison) or len(inner.comparisons) != 1:
             continue
         target = inner.comparisons[0]
