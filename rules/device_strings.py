@@ -40,7 +40,7 @@ _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error"
 
 _OTHER_ACCELERATORS = re.compile(r"""["'](mps|xpu)(:\d+)?["']""")
 # A trailing comment that says the device must be CUDA ("always binds to CUDA", "CUDA only").
-_TIED_TO_CUDA = re.compile(r"(?i)\b(always|only|binds?|bound|requires?|must)\b.*\bcuda\b|\bcuda\b[- ](only|required)\b")
+_TIED_TO_CUDA = re.compile(r"(?i)\b(always|binds?|bound|requires?|must)\b.*\bcuda\b|\bcuda\b[- ](only|required)\b")
 # Accelerator style, a parameter default: the accelerator's type, or "cpu" where there is none.
 _DEFAULT_TYPE = '(torch.accelerator.current_accelerator() or torch.device("cpu")).type'
 # A user's name for the CUDA device class that a file translates to "cuda" (composer's "gpu").
