@@ -9,6 +9,7 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._lib.nodes import dotted, method_name
 from porter.rules._lib.tree import child_index
 from porter.rules._tables.hazard import (
@@ -120,6 +121,8 @@ class CompileHazards(Rule):
     def _flag(self, node: cst.CSTNode, hazard: Hazard) -> None:
         if hazard.where == "forward" and not self._in_forward(node):
             return
+        if in_kept_cuda_branch(self, node):
+            return  # runs only on CUDA: its device-type test is kept (rules/_lib/branches.py)
         self.mark(node, hazard.message, code=hazard.code)
 
     # ----------------------------------------------------------------- visitors

@@ -8,10 +8,11 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, under_availability_test
+from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, in_kept_cuda_branch, under_availability_test
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
-from porter.rules._lib.nodes import dotted
+from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_ONLY,
@@ -30,7 +31,8 @@ _AVAILABILITY = frozenset({"is_available", "device_count"})
 # Seeding: a lazy no-op on a CPU-only torch, an AttributeError as torch.neuron.X there, and
 # typically run in setup code before anything touches the device: a bare call statement is
 # guarded by the availability test. (Calls made once the device is in use are not: noise.)
-_CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all"})
+# ``empty_cache`` too: torch.cuda's returns at once when CUDA was never initialised (a CPU run).
+_CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "empty_cache"})
 
 
 class CudaNamespace(Rule):
@@ -45,9 +47,15 @@ class CudaNamespace(Rule):
         as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
         nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
-        A bare seeding call statement (``manual_seed[_all]``, ``seed[_all]``: a no-op on a CPU-only torch, an
-        ``AttributeError`` as ``torch.neuron.X`` there) that no availability test guards is put
-        under ``if torch.accelerator.is_available():``.
+        A bare seeding or ``empty_cache()`` call statement (``manual_seed[_all]``, ``seed[_all]``,
+        ``empty_cache``: a no-op on a CPU-only torch, an ``AttributeError`` as ``torch.neuron.X``
+        there) that no availability test guards is put under ``if
+        torch.accelerator.is_available():`` (not inside an ``except`` handler: an OOM back-off runs
+        after the device failed, so it exists). A ``memory_stats()`` whose result is read with a
+        string key (directly, or through the name it is assigned to in the same function) keeps
+        its CUDA spelling with an NRN104 marker: the keys are CUDA caching-allocator keys.
+        Inside a branch that only runs on CUDA (a device-type test kept by
+        ``rules/_lib/branches.py:CudaOnlyBranches``) nothing is renamed.
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
         with the same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
@@ -88,7 +96,8 @@ class CudaNamespace(Rule):
         reads ``getattr(device, "index", device)`` and fails on a str, and the properties object
         has only ``name`` (the instance type) and ``total_memory``.
         ``torch.neuron.memory_stats()`` has the same name but a different key schema (nested
-        ``allocated_bytes``/``reserved_bytes`` dicts): code that looks up CUDA keys needs a review.
+        ``allocated_bytes``/``reserved_bytes`` dicts, and the October-2026 segment allocator may
+        have changed it again: facts §0.1): code that looks up CUDA keys needs a human.
 
     Before:
         device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -164,6 +173,8 @@ class CudaNamespace(Rule):
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
             return
+        if (head in RENAMES or head in RENAMED) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
+            return  # runs only on CUDA (its device-type test is kept): nothing to port
         if head in _AVAILABILITY and self._guards_cuda_only(node):
             return
         if head in _AVAILABILITY:
@@ -183,17 +194,40 @@ class CudaNamespace(Rule):
                 port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
             return
+        if head == "memory_stats" and rest == head and self._stats_key(node) is not None:
+            key = self._stats_key(node)
+            self.mark(
+                node,
+                f'torch.cuda.memory_stats keys are CUDA caching-allocator keys ("{key}"); the Neuron allocator\'s keys differ: port by hand',
+                code="NRN104",
+            )
+            return
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
         if head in _CPU_HARMLESS and rest == head:
             self._guard_statement(node)
-        if head == "memory_stats" and isinstance(self.parent(self.parent(node) or node), cst.Subscript):
-            self.mark(
-                node,
-                "torch.neuron.memory_stats() keys differ from CUDA's (nested allocated_bytes/reserved_bytes dicts)",
-                code="NRN104",
-            )
+
+    def _stats_key(self, node: cst.CSTNode) -> str | None:
+        """The string key a ``torch.cuda.memory_stats()`` result is read with: directly
+        (``memory_stats()["k"]``) or through the name it is assigned to in the same function
+        (``stats = memory_stats()`` ... ``stats["k"]``). None when no key is read."""
+        call = self.parent(node)
+        if not isinstance(call, cst.Call) or call.func is not node:
+            return None
+        holder = self.parent(call)
+        if isinstance(holder, cst.Subscript):
+            return _string_key(holder)
+        if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
+            return None
+        name = holder.targets[0].target.value
+        scope = next((a for a in self.ancestors(holder) if isinstance(a, cst.FunctionDef)), self.context.module)
+        for inner in child_index(self).walk(scope):
+            if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Name) and inner.value.value == name:
+                key = _string_key(inner)
+                if key is not None:
+                    return key
+        return None
 
     def _guard_statement(self, node: cst.CSTNode) -> None:
         """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
@@ -206,6 +240,8 @@ class CudaNamespace(Rule):
             return
         if not isinstance(self.parent(line), (cst.Module, cst.IndentedBlock)) or under_availability_test(self, line):
             return
+        if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(line)):
+            return  # an error handler (an OOM back-off) runs after device work failed: the device exists
         name, imports = torch_ref(self.context.module)
         test = cst.parse_expression(f"{name}.accelerator.is_available()")
 
@@ -300,6 +336,13 @@ class CudaNamespace(Rule):
             imports=imports,
         )
         self._drop_source_import(text, rest)
+
+
+def _string_key(subscript: cst.Subscript) -> str | None:
+    """``x["key"]`` -> ``key`` (a single string-literal index), else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    return string_value(subscript.slice[0].slice.value)
 
 
 def _cuda_index(parts: list[str]) -> int:

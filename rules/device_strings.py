@@ -10,7 +10,13 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional
-from porter.rules._lib.branches import is_availability_test, under_availability_test
+from porter.rules._lib.branches import (
+    guarding_tests,
+    in_kept_cuda_branch,
+    in_kept_cuda_test,
+    is_availability_test,
+    under_availability_test,
+)
 from porter.rules._lib.device import (
     ACCELERATOR_TYPE,
     CUDA_TEMPLATE,
@@ -33,6 +39,12 @@ _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error"
 
 
 _OTHER_ACCELERATORS = re.compile(r"""["'](mps|xpu)(:\d+)?["']""")
+# A trailing comment that says the device must be CUDA ("always binds to CUDA", "CUDA only").
+_TIED_TO_CUDA = re.compile(r"(?i)\b(always|binds?|bound|requires?|must)\b.*\bcuda\b|\bcuda\b[- ](only|required)\b")
+# Accelerator style, a parameter default: the accelerator's type, or "cpu" where there is none.
+_DEFAULT_TYPE = '(torch.accelerator.current_accelerator() or torch.device("cpu")).type'
+# A user's name for the CUDA device class that a file translates to "cuda" (composer's "gpu").
+_CUDA_ALIASES = frozenset({"gpu"})
 
 
 def _index_fstring(node: cst.CSTNode) -> bool:
@@ -85,6 +97,14 @@ class DeviceStrings(Rule):
         torch.cuda.is_available():`` / ``device_count()`` (or chosen by ``... if
         torch.cuda.is_available() else ...``) is a device too, as is a string a device-named
         function returns (``def get_device(): return "cuda"``).
+        A device-type test whose CUDA branch holds CUDA-only code (``torch.cuda`` names with no
+        Neuron counterpart, Triton/Inductor, ``channels_last``, ``DataParallel``, CUDA/NCCL
+        environment variables, the CUDA-only libraries: ``rules/_lib/branches.py``) is kept with its
+        branch: the old meaning, "skip it off CUDA", is already right on Neuron, and a ported test
+        would run that code there. Two device strings are kept with a review marker: one on a
+        line whose comment ties it to CUDA (``# the simulator always binds to CUDA``: a CUDA-only
+        component outside the file), and the ``"cuda"`` a file assigns when the user's device name
+        is ``"gpu"`` (the user's explicit choice of the CUDA device class).
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
@@ -97,7 +117,9 @@ class DeviceStrings(Rule):
         ``torch.device("neuron")``).
 
         With ``--style accelerator`` a produced device string becomes device-generic:
-        ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``, ``"cuda:1"``/
+        ``"cuda"`` -> ``torch.accelerator.current_accelerator().type`` (as a parameter default,
+        evaluated at import time: ``(torch.accelerator.current_accelerator() or
+        torch.device("cpu")).type``, so the file still imports without an accelerator), ``"cuda:1"``/
         ``f"cuda:{r}"`` -> ``f"{torch.accelerator.current_accelerator().type}:{r}"``; a test
         "is it CUDA?" becomes "is it not the CPU?": ``device.type == "cuda"`` ->
         ``device.type != "cpu"``, ``"cuda" in device`` -> ``"cpu" not in device`` — except in a
@@ -191,6 +213,14 @@ class DeviceStrings(Rule):
             return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
+        if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
+            return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)
+        if self._user_alias(node):
+            self.mark(node, 'the user\'s "gpu" device name is translated to CUDA here: kept (an explicit choice); on Neuron the user passes "neuron"')
+            return
+        if self._comment_ties_to_cuda(node):
+            self.mark(node, "the comment on this line ties the device to CUDA (a CUDA-only component): keep it on CUDA or replace the component")
+            return
         if self.options.style != "accelerator":
             default = self._default_device_call(node)
             if default is not None:
@@ -209,12 +239,44 @@ class DeviceStrings(Rule):
             self._flip_to_cpu(node, comparison)
             return
         name, imports = torch_ref(self.context.module)
+        if isinstance(self.parent(node), cst.Param) and string_value(node) == "cuda":
+            # A default is evaluated at import time, where current_accelerator() is None on a
+            # machine without one: the CPU keeps the file importable (a call-time choice).
+            text = retorch(_DEFAULT_TYPE, name)
+            self.replace(node, cst.parse_expression(text), f'default device "cuda" -> {_DEFAULT_TYPE}', imports=imports)
+            return
         self.replace(
             node,
             lambda n: accelerator_string(cast(cst.BaseExpression, n), name),
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _user_alias(self, node: cst.BaseExpression) -> bool:
+        """``if device_name == "gpu": device_type = "cuda"``: the file translates the user's own
+        name for the CUDA device class; the user's explicit "gpu" keeps meaning CUDA (on Neuron
+        the user passes "neuron", which needs no translation)."""
+        if not isinstance(self.parent(node), (cst.Assign, cst.AnnAssign)):
+            return False
+        test = next(guarding_tests(self, node), None)
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return False
+        target = test.comparisons[0]
+        operands = (test.left, target.comparator)
+        return (
+            isinstance(target.operator, cst.Equal)
+            and any(string_value(operand) in _CUDA_ALIASES for operand in operands)
+            and any(device_named(operand) for operand in operands)
+        )
+
+    def _comment_ties_to_cuda(self, node: cst.CSTNode) -> bool:
+        """The statement's trailing comment says the value must stay CUDA (``# the simulator
+        always binds to CUDA device 0``): a CUDA-only component outside the file uses it."""
+        statement = self.statement_of(node)
+        if not isinstance(statement, cst.SimpleStatementLine):
+            return False
+        comment = statement.trailing_whitespace.comment
+        return comment is not None and bool(_TIED_TO_CUDA.search(comment.value))
 
     def _default_device_call(self, node: cst.BaseExpression) -> cst.Call | None:
         """``torch.device("cuda")`` (the string its only argument) as a parameter default, in a
@@ -271,11 +333,22 @@ class DeviceStrings(Rule):
         else:
             return True
         if self.options.style == "accelerator":
-            text = self.context.module.code_for_node(index)
-            quote = "'" if '"' in text else '"'
             name, imports = torch_ref(self.context.module)
-            new = cst.parse_expression(f"f{quote}{{{retorch(ACCELERATOR_TYPE, name)}}}:{{{text}}}{quote}")
-            self.replace(target, new, f'device template "cuda:{{}}" -> {ACCELERATOR_TYPE}', imports=imports)
+            kind = retorch(ACCELERATOR_TYPE, name)
+
+            def transform(updated: cst.CSTNode) -> cst.CSTNode:
+                # Built from the updated node: the index may hold a call another rule ports
+                # (``torch.cuda.current_device()``); text taken from the original would undo it.
+                if isinstance(updated, cst.Call):
+                    value = updated.args[0].value
+                else:
+                    assert isinstance(updated, cst.BinaryOperation)
+                    value = updated.right
+                text = cst.Module([]).code_for_node(value)
+                quote = "'" if '"' in text else '"'
+                return cst.parse_expression(f"f{quote}{{{kind}}}:{{{text}}}{quote}")
+
+            self.replace(target, transform, f'device template "cuda:{{}}" -> {ACCELERATOR_TYPE}', imports=imports)
             return True
         self.replace(node, lambda n: neuron_string(cast(cst.BaseExpression, n)), 'device template "cuda:{}" -> "neuron:{}"')
         return True

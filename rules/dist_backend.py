@@ -12,6 +12,7 @@ from porter.engine.rule import Rule
 from porter.rules._lib.args import positional
 from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
+from porter.rules._lib.tree import child_index
 
 _BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|comm_backend|pg_backend)$")
 # Hugging Face's ``ddp_backend`` accepts no "neuron" (transformers 5.x): NRN804 removes it instead.
@@ -52,7 +53,9 @@ class DistBackend(Rule):
         ``"cuda:nccl,cpu:gloo"`` → ``"cpu:gloo,neuron:neuron"`` (gloo legs for CPU stay). Also the
         places the backend comes from: ``backend = "nccl"`` config variables, ``args.dist_backend``
         argparse defaults, either branch of ``"nccl" if ... else "gloo"``, dict entries keyed
-        ``"backend"``, comparisons of a backend-named value with ``"nccl"``, and
+        ``"backend"``, comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
+        variable the file assigns a string (not of a config/command-line value: the user's
+        ``"nccl"`` must keep matching), and
         ``dist.Backend.NCCL``. ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``:
         NCCL does not exist in the torch build on Trainium, so a test for it would always pick
         gloo after the port; the accelerator test picks ``neuron`` there and keeps gloo for a
@@ -162,8 +165,22 @@ class DistBackend(Rule):
             parent = self.parent(parent)
         if isinstance(parent, cst.Comparison):
             operands = [parent.left, *(target.comparator for target in parent.comparisons)]
-            return any(self._backend_named(operand) or self._get_backend_call(operand) for operand in operands)
+            return any(self._get_backend_call(operand) or self._assigned_here(operand) for operand in operands)
         return False
+
+    def _assigned_here(self, node: cst.CSTNode) -> bool:
+        """A backend-named value the file itself assigns a string (``backend = "nccl"``, which is
+        ported with it). A value read from a config or the command line (``cfg.backend``) is the
+        user's: a comparison with it keeps "nccl", or the user's "nccl" would stop matching."""
+        text = dotted(node) if self._backend_named(node) else None
+        if text is None:
+            return False
+        return any(
+            isinstance(inner, cst.Assign)
+            and string_value(inner.value) is not None
+            and any(dotted(target.target) == text for target in inner.targets)
+            for inner in child_index(self).preorder
+        )
 
     def _backend_argument(self, arg: cst.Arg, value: str) -> bool:
         call = self.parent(arg)

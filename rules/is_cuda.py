@@ -9,6 +9,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.rule import Rule
+from porter.rules._lib.branches import in_kept_cuda_test
 from porter.rules._lib.nodes import dotted
 from porter.rules._lib.tree import child_index, visit_original
 
@@ -40,6 +41,11 @@ class IsCuda(Rule):
             images = images.to(device)
         on_gpu = next(model.parameters()).device.type == "neuron"
 
+        A test whose CUDA branch holds CUDA-only code (``if x.is_cuda:
+        torch.cuda.memory._record_memory_history()``, triton, ``channels_last``: see
+        ``rules/_lib/branches.py:CudaOnlyBranches``) is kept: it stays false on Neuron, as the
+        branch needs.
+
     Safety:
         Safe. Receiver heuristic: every read of an attribute named ``is_cuda`` is taken to be the
         tensor property (modules, storages and tensors are the only torch objects with it).
@@ -66,6 +72,8 @@ class IsCuda(Rule):
             return
         if (dotted(node.value) or "\0") in self._assigned or self._is_store(node):
             return
+        if in_kept_cuda_test(self, node):
+            return  # its branch is CUDA-only: the test keeps its meaning (rules/_lib/branches.py)
         accelerator = self.options.style == "accelerator"
         parent = self.parent(node)
         # ``not x.is_cuda`` -> ``x.device.type != "neuron"`` (no double negative)

@@ -160,9 +160,6 @@ def _run(pairs: list[tuple[str, str, str]]) -> list[tuple[str, str | None, str |
 # the entry cannot hide a new loss): an *explicit* "cuda" that became an explicit "neuron" in
 # code evaluated at import time, which only a call-time form can fix.
 KNOWN: dict[str, str] = {
-    # --style accelerator: a parameter default "cuda" becomes torch.accelerator.current_accelerator().type,
-    # evaluated at def time (None on CPU); the device rule (NRN101) owns the fix (its .out.py is as on main e3590c6).
-    "_hostsync/accelerator_style.in.py": "'NoneType' object has no attribute 'type'",
     # module-level torch.autocast(device_type="neuron") from nanoGPT's hard-coded device="cuda".
     "_device/gpt_config_style.in.py": "device string: neuron",
 }

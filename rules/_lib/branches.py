@@ -14,8 +14,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from porter.engine.rule import FileAnalysis, Rule
-from porter.rules._lib.nodes import dotted
+from porter.rules._lib.device import cuda_string, device_named
+from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index
+from porter.rules._tables.cuda import ACCELERATOR_ONLY, NO_EQUIVALENT, RENAMED, RENAMES
+from porter.rules._tables.cuda_only import CUDA_ENV, ENTRIES
 
 # nn.DataParallel and friends: single-process multi-device, CUDA-only (facts §1.5).
 DATA_PARALLEL = (
@@ -140,3 +143,105 @@ def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
         yield from _conjuncts(test.right)
     else:
         yield test
+
+
+# ----------------------------------------------------------------------------------------------
+# Device-type tests whose CUDA branch is CUDA-only (corpus review W1): porting the test would make
+# that branch run on Neuron, where it fails or does what Neuron does not want; the old meaning
+# ("skip it off CUDA") is already right there. The test is kept and the branch is not ported.
+
+# Qualified-name prefixes of code that only works on (or only makes sense for) CUDA, besides the
+# CUDA-only libraries of ``rules/_tables/cuda_only.py`` and ``torch.cuda`` names without a Neuron
+# counterpart.
+_CUDA_ONLY_PREFIXES = ("torch.utils._triton", "torch._inductor", "triton")
+_CUDA_ONLY_NAMES = frozenset({"torch.channels_last", "torch.channels_last_3d", *DATA_PARALLEL})
+_CUDA_PREFIX = "torch.cuda."
+
+
+def cuda_only_name(rule: Rule, node: cst.CSTNode) -> str | None:
+    """The qualified name of a CUDA-only API ``node`` refers to, or the CUDA/NCCL environment
+    variable a string literal names; None otherwise."""
+    if isinstance(node, cst.SimpleString):
+        value = string_value(node)
+        return value if value is not None and CUDA_ENV.match(value) else None
+    if isinstance(node, cst.ImportFrom):
+        module = dotted(node.module) if node.module is not None else None
+        return module if module is not None and module.startswith(_CUDA_ONLY_PREFIXES) else None
+    if not isinstance(node, (cst.Name, cst.Attribute)):
+        return None
+    for name in rule.qualified(node):
+        if name in _CUDA_ONLY_NAMES or name.startswith(_CUDA_ONLY_PREFIXES):
+            return name
+        if any(entry.covers(name) for entry in ENTRIES):
+            return name
+        if name.startswith(_CUDA_PREFIX):
+            head = name[len(_CUDA_PREFIX) :].split(".")[0]
+            if head in NO_EQUIVALENT or (head not in RENAMES and head not in RENAMED and head not in ACCELERATOR_ONLY):
+                return name
+    return None
+
+
+def _cuda_side(rule: Rule, guard: Guard) -> cst.CSTNode | None:
+    """The branch a device-type test against a CUDA literal selects on CUDA: the true branch of
+    ``device.type == "cuda"`` / ``in ("cuda", ...)`` / ``x.is_cuda``, the ``else`` of ``!=`` /
+    ``not in`` / ``not x.is_cuda``;
+    None when the test is no such comparison."""
+    for inner in child_index(rule).walk(guard.test):
+        if isinstance(inner, cst.Attribute) and inner.attr.value == "is_cuda":  # x.is_cuda / not x.is_cuda
+            parent = rule.parent(inner)
+            negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
+            return guard.orelse if negated else true_branch(guard)
+        if not isinstance(inner, cst.Comparison) or len(inner.comparisons) != 1:
+            continue
+        target = inner.comparisons[0]
+        operands = [inner.left, target.comparator]
+        if not any(device_named(operand) for operand in operands):
+            continue
+        literals = [
+            element.value
+            for operand in operands
+            for element in (operand.elements if isinstance(operand, (cst.Tuple, cst.Set, cst.List)) else ())
+        ]
+        if not any(cuda_string(value) for value in [*operands, *literals]):
+            continue
+        if isinstance(target.operator, (cst.Equal, cst.In)):
+            return true_branch(guard)
+        if isinstance(target.operator, (cst.NotEqual, cst.NotIn)):
+            return guard.orelse
+    return None
+
+
+@dataclass(frozen=True)
+class CudaOnlyBranches(FileAnalysis):
+    """The device-type tests (``if device.type == "cuda":``) whose CUDA branch holds CUDA-only
+    code (``cuda_only_name``): ``tests`` are the guards (kept as they are), ``branches`` the code
+    they select on CUDA (not ported, no Neuron advice). Node ids of this file's tree."""
+
+    tests: frozenset[int]
+    branches: frozenset[int]
+
+    @classmethod
+    def compute(cls, rule: Rule) -> CudaOnlyBranches:
+        index = child_index(rule)
+        tests: set[int] = set()
+        branches: set[int] = set()
+        for node in index.preorder:
+            if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
+                continue
+            side = _cuda_side(rule, node)
+            if side is not None and any(cuda_only_name(rule, inner) is not None for inner in index.walk(side)):
+                tests.add(id(node))
+                branches.add(id(side))
+        return cls(frozenset(tests), frozenset(branches))
+
+
+def in_kept_cuda_test(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is inside the test of a device-type guard kept for its CUDA-only branch."""
+    guard = guarded_branch(rule, node)
+    return guard is not None and id(guard) in rule.analysis(CudaOnlyBranches).tests
+
+
+def in_kept_cuda_branch(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` runs only on CUDA: it is in the CUDA branch of a kept device-type guard."""
+    branches = rule.analysis(CudaOnlyBranches).branches
+    return bool(branches) and any(id(ancestor) in branches for ancestor in rule.ancestors(node))

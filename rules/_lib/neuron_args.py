@@ -22,7 +22,7 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.args import keyword
-from porter.rules._lib.device import DEVICE_NAME, cuda_string, neuron_string, torch_ref
+from porter.rules._lib.device import DEVICE_NAME, accelerator_string, cuda_string, neuron_string, torch_ref
 from porter.rules._lib.integers import IntegerNames
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index, visit_original
@@ -75,6 +75,22 @@ def _device_string(rule: Rule, call: cst.Call, position: int) -> None:
         arg.value,
         lambda n: neuron_string(_expression(n)) if cuda_string(n) else n,
         f"torch.neuron.{_call_name(call)} takes neuron devices only (ValueError for {_text(arg.value)}): device string -> neuron",
+    )
+
+
+def _accelerator_device_string(rule: Rule, call: cst.Call, position: int) -> None:
+    """Accelerator style: a positional ``"cuda:0"`` device -> the current accelerator's type with
+    that index (``torch.accelerator.current_stream("cuda:0")`` would still ask for CUDA)."""
+    plain = [a for a in call.args if a.keyword is None and not a.star]
+    arg = plain[position] if position < len(plain) else None
+    if arg is None or not cuda_string(arg.value):
+        return
+    name, imports = torch_ref(rule.context.module)
+    rule.replace(
+        arg.value,
+        lambda n: accelerator_string(_expression(n), name) if cuda_string(n) else n,
+        f"{_call_name(call)}({_text(arg.value)}): device string -> the current accelerator's type",
+        imports=imports,
     )
 
 
@@ -408,6 +424,8 @@ def port_accelerator_arguments(rule: Rule, node: cst.BaseExpression, head: str) 
     call = rule.parent(node)
     if not isinstance(call, cst.Call) or call.func is not node:
         return
+    if head in _NEURON_TYPED:
+        _accelerator_device_string(rule, call, _NEURON_TYPED[head])
     if head == "get_device_name":
         _get_device_name(rule, call)
     elif head == "set_rng_state":
