@@ -72,7 +72,7 @@ def run(text, name):
     sys.argv = [name]
     try:
         code = compile(text, name, "exec")
-        signal.setitimer(signal.ITIMER_REAL, 2.0)
+        signal.setitimer(signal.ITIMER_REAL, 4.0)  # generous: heavy first imports on a loaded machine
         exec(code, {"__name__": "porter_fallback_import", "__file__": name})
         return None
     except _Timeout:
