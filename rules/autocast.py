@@ -64,7 +64,7 @@ class AutocastBf16(Rule):
     Why:
         TorchNeuron implements autocast for ``device_type="neuron"`` with the CUDA cast lists.
         Without an explicit dtype the PrivateUse1 autocast dtype is float16 (PyTorch's default
-        table; TorchNeuron never sets another — an inference from both sources, facts §1.4), and
+        table; TorchNeuron never sets another — an inference from both sources, torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs), and
         float16 needs a GradScaler whose kernels TorchNeuron does not implement (CPU fallback).
         bfloat16 needs no loss scaling. ``torch.cuda.amp.autocast`` is deprecated and targets CUDA
         only: on Trainium it silently does nothing useful.

@@ -41,12 +41,12 @@ class CompileBackend(Rule):
 
     Why:
         TorchNeuron compiles through Dynamo → AOTAutograd → StableHLO → neuronx-cc, not through
-        Inductor (facts §5). The docs say to pass ``backend="neuron"`` and remove CUDA-specific
-        parameters such as ``mode="max-autotune-no-cudagraphs"`` (facts §1.1, §1.6): ``mode`` only logs
+        Inductor (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)). The docs say to pass ``backend="neuron"`` and remove CUDA-specific
+        parameters such as ``mode="max-autotune-no-cudagraphs"`` (AWS Neuron docs, TorchNeuron overview (torch/index); AWS Neuron docs, torch.compile reference (torch/compile/reference-torch-compile)): ``mode`` only logs
         a warning, ``dynamic=True`` is rejected, and left unset Dynamo turns sizes symbolic after the
-        second shape it sees (facts §3). Inductor config and options keys have no effect on Neuron.
+        second shape it sees (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)). Inductor config and options keys have no effect on Neuron.
         Accelerator style: the reference says the backend is "auto-selected when running on a Neuron
-        device" (facts §1.6, docs only — not seen in the source snapshot: unverified), so device-generic
+        device" (AWS Neuron docs, torch.compile reference (torch/compile/reference-torch-compile), docs only — not seen in the source snapshot: unverified), so device-generic
         code leaves it unset.
 
     Before:

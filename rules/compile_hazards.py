@@ -44,13 +44,13 @@ class CompileHazards(Rule):
         ``cholesky``, ``inv``, ``lu``, ``det``, ``triangular_solve``...; NRN739).
 
     Why:
-        TorchNeuron compiles whole static graphs (facts §3, §5): a value-dependent branch or a
+        TorchNeuron compiles whole static graphs (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)): a value-dependent branch or a
         ``.item()`` is a graph break (an error under ``fullgraph=True``); an op whose output shape
         depends on the data (``nonzero``, boolean masks, ``unique``) recompiles per shape; complex
         numbers do not lower through torch-mlir (the Neuron Llama example uses real-valued RoPE);
         the Neuron examples replace ``expand`` with ``repeat`` and ``topk``/``histc`` with static
         alternatives, and support only contiguous tensors; the listed linalg ops are explicit
-        CPU fallbacks (facts §6), each a host round trip.
+        CPU fallbacks (AWS Neuron docs, best practices (torch/reference/best-practices-pytorch-neuron)), each a host round trip.
 
     Before:
         def forward(self, x):

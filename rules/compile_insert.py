@@ -53,7 +53,7 @@ _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half"
 
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
 
-# Compile hazards in a forward (facts §3, §4): host reads, data-dependent shapes, printing.
+# Compile hazards in a forward (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile); AWS Neuron docs, about PyTorch on Neuron (torch/about-pytorch-neuron)): host reads, data-dependent shapes, printing.
 _HAZARD_METHODS = frozenset({"item", "tolist", "numpy", "nonzero", "unique", "masked_select", "argwhere"})
 _HAZARD_FUNCTIONS = frozenset(
     {"torch.nonzero", "torch.unique", "torch.masked_select", "torch.argwhere", "torch.unique_consecutive"}
@@ -129,14 +129,14 @@ class CompileInsert(Rule):
 
     Why:
         On Trainium eager mode runs op by op; whole-graph compilation through ``backend="neuron"`` is
-        what makes training fast (facts §5). The in-place ``nn.Module.compile`` keeps ``state_dict()``
+        what makes training fast (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)). The in-place ``nn.Module.compile`` keeps ``state_dict()``
         keys; ``model = torch.compile(model)`` returns a wrapper whose keys gain an ``_orig_mod.``
         prefix and breaks loading existing checkpoints. Compiling before the DDP wrap is the order
-        nanoGPT uses. ``dynamic=False`` because TorchNeuron rejects dynamic shapes (facts §1.6, §3);
+        nanoGPT uses. ``dynamic=False`` because TorchNeuron rejects dynamic shapes (AWS Neuron docs, torch.compile reference (torch/compile/reference-torch-compile); AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile));
         ``fullgraph=True`` is recommended but raises on any graph break, hence only with a clean forward
         (never under FSDP, whose units break the graph). With ``dynamic=False`` every new sequence
         length of ``generate()`` is a full Neuron compile. Accelerate 1.15 knows the neuron Dynamo
-        backend (neuron-facts §0.1); its plugin's ``dynamic`` defaults to None (automatic dynamic
+        backend (neuron-torch-neuronx source, torch_neuronx/neuron.py); its plugin's ``dynamic`` defaults to None (automatic dynamic
         shapes), hence written out.
 
     Before:

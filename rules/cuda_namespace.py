@@ -26,7 +26,7 @@ from porter.rules._tables.cuda import (
 
 _PREFIX = "torch.cuda."
 # Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,
-# where torch.neuron.X is an AttributeError without torch-neuronx: facts §0.1).
+# where torch.neuron.X is an AttributeError without torch-neuronx: torch-neuronx source, torch_neuronx/neuron.py).
 _AVAILABILITY = frozenset({"is_available", "device_count"})
 # Seeding: a lazy no-op on a CPU-only torch, an AttributeError as torch.neuron.X there, and
 # typically run in setup code before anything touches the device: a bare call statement is
@@ -97,7 +97,7 @@ class CudaNamespace(Rule):
         has only ``name`` (the instance type) and ``total_memory``.
         ``torch.neuron.memory_stats()`` has the same name but a different key schema (nested
         ``allocated_bytes``/``reserved_bytes`` dicts, and the October-2026 segment allocator may
-        have changed it again: facts §0.1): code that looks up CUDA keys needs a human.
+        have changed it again: torch-neuronx source, torch_neuronx/neuron.py): code that looks up CUDA keys needs a human.
 
     Before:
         device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -13,7 +13,7 @@ from porter.rules._lib.nodes import dotted, string_value
 
 _NAME = "torch.cuda.OutOfMemoryError"
 # What TorchNeuron's allocator raises: a plain RuntimeError with one of these in its message
-# (facts §0.1: [R: allocator sources], the message seen in transformers PR #47029).
+# (torch-neuronx source, torch_neuronx/neuron.py: [R: allocator sources], the message seen in transformers PR #47029).
 _NEURON_MESSAGES = ("NRT allocation failed", "OOM")
 _MARKER = (
     "TorchNeuron raises RuntimeError('... NRT allocation failed / OOM ...'), not OutOfMemoryError, "
@@ -45,7 +45,7 @@ class CudaOutOfMemory(Rule):
     Why:
         ``torch.cuda.OutOfMemoryError`` is an alias of the device-generic ``torch.OutOfMemoryError``
         (torch >= 2.5), but TorchNeuron's allocator does not raise it: an allocation failure is a
-        plain ``RuntimeError`` whose message contains "NRT allocation failed" / "OOM" (facts §0.1).
+        plain ``RuntimeError`` whose message contains "NRT allocation failed" / "OOM" (torch-neuronx source, torch_neuronx/neuron.py).
         An OOM back-off loop (halve the batch, retry) ported by name alone would never catch it
         on Trainium and crash instead.
 

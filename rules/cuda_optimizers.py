@@ -49,8 +49,8 @@ class CudaOptimizers(Rule):
 
     Why:
         apex and bitsandbytes ship CUDA kernels only; ``torch_xla`` is the legacy Trn1 stack and is not
-        used by TorchNeuron (facts §2, §9). ``torch.optim.AdamW(fused=True)`` runs the native
-        ``_fused_adamw_`` kernel on Neuron (facts §2). bitsandbytes' ``Adam*`` and ``AdamW*`` run the same
+        used by TorchNeuron (torch-neuronx source, python_ops/torch_mlir/ops/optimizer.py; AWS Neuron docs, PyTorch/XLA programming guide (archive)). ``torch.optim.AdamW(fused=True)`` runs the native
+        ``_fused_adamw_`` kernel on Neuron (torch-neuronx source, python_ops/torch_mlir/ops/optimizer.py). bitsandbytes' ``Adam*`` and ``AdamW*`` run the same
         kernel with decoupled weight decay (they differ only in the default weight decay; from the bnb
         source), so both map onto torch AdamW with the same weight decay.
 

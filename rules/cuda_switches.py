@@ -51,7 +51,7 @@ class CudaSwitches(Rule):
     Why:
         These flags steer cuDNN and cuBLAS, which do not exist on Trainium. The torch-neuronx
         snapshot compiles with ``--auto-cast=none``, so fp32 stays fp32 unless autocast or bf16 is
-        used; TF32 has no switch to carry over (facts §1.3; that the flags are inert off-CUDA is an
+        used; TF32 has no switch to carry over (torch-neuronx source, torch_neuronx/neuron.py; that the flags are inert off-CUDA is an
         inference, Neuron docs do not mention them). Determinism and matmul precision are kept for
         review because a user may rely on them: ``set_float32_matmul_precision`` also changes CPU
         (oneDNN) matmuls.

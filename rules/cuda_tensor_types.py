@@ -48,7 +48,7 @@ class CudaTensorTypes(Rule):
     Why:
         The typed-tensor classes are CUDA-specific and deprecated; on Trainium they raise. The
         device-generic spellings are ``set_default_device`` + ``set_default_dtype`` and factory
-        functions with ``dtype=``/``device=`` (facts §1.2: the device type is ``neuron``).
+        functions with ``dtype=``/``device=`` (torch-neuronx source, csrc/core/NeuronDevice.cpp and distributed/backend.py: the device type is ``neuron``).
 
     Before:
         torch.set_default_tensor_type("torch.cuda.FloatTensor")

@@ -34,7 +34,7 @@ class CustomFwd(Rule):
         The ``torch.cuda.amp`` decorators are deprecated and tie the function to the CUDA autocast
         state; ``torch.amp.custom_fwd`` takes the device type explicitly (``device_type`` is a
         required keyword in torch 2.13). On Neuron the autocast device type is ``neuron``
-        (facts §1.4), so ``cast_inputs`` and the autocast state follow ``torch.autocast("neuron")``.
+        (torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs), so ``cast_inputs`` and the autocast state follow ``torch.autocast("neuron")``.
 
     Before:
         class ScaledMatmul(torch.autograd.Function):

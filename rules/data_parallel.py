@@ -20,7 +20,7 @@ class DataParallel(Rule):
 
     Why:
         TorchNeuron runs one process per logical NeuronCore ("Attempted to have more than one
-        device per process in distributed setup", facts §1.5, §8); ``DataParallel`` drives
+        device per process in distributed setup", AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed); AWS Neuron docs, TorchNeuron troubleshooting (torch/troubleshooting)); ``DataParallel`` drives
         several devices from one process through ``torch.cuda.comm`` scatter/gather. The port is
         ``DistributedDataParallel`` with ``init_process_group(backend="neuron")``, launched with
         ``torchrun --nproc_per_node=<NeuronCores>`` — a restructuring (sampler, launch command,

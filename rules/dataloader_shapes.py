@@ -47,7 +47,7 @@ class DataLoaderShapes(Rule):
         ``prefetch_factor``).
 
     Why:
-        TorchNeuron compiles one graph per input shape (facts §3: a new shape is a recompile).
+        TorchNeuron compiles one graph per input shape (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile): a new shape is a recompile).
         The short last batch of an epoch is such a shape: with ``drop_last=True`` every training
         batch has the same size. Dropping batches from evaluation would change the metric, so a
         person decides there (pad the last batch, or accept one extra compile). A single-process

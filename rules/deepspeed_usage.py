@@ -30,7 +30,7 @@ class DeepSpeedUsage(Rule):
 
     Why:
         The TorchNeuron docs list DDP, FSDP (1, 2, SimpleFSDP), DTensor tensor/sequence
-        parallelism and pipeline parallelism over the ``neuron`` backend (facts §1.5); DeepSpeed
+        parallelism and pipeline parallelism over the ``neuron`` backend (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)); DeepSpeed
         is not mentioned (unverified whether it runs), and its engine defaults to NCCL and CUDA
         fused kernels. ZeRO stages map onto FSDP2 sharding, a restructuring porter does not do
         blindly.

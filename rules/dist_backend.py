@@ -66,9 +66,9 @@ class DistBackend(Rule):
 
     Why:
         TorchNeuron registers its collectives as the ``neuron`` backend for the ``neuron`` device
-        (``dist.Backend.register_backend("neuron", ..., devices=["neuron"])``, facts §1.5); NCCL
+        (``dist.Backend.register_backend("neuron", ..., devices=["neuron"])``, AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)); NCCL
         does not exist on Trainium and the legacy ``xla`` backend belongs to the XLA-based
-        package (facts §9).
+        package (AWS Neuron docs, PyTorch/XLA programming guide (archive)).
 
     Before:
         parser.add_argument("--dist-backend", default="nccl", type=str)

@@ -35,7 +35,7 @@ class DistInitOrder(Rule):
 
     Why:
         TorchNeuron asserts ``Neuron runtime should not be initialized before the
-        init_process_group`` (facts §1.5, §8): the process group decides which NeuronCore the
+        init_process_group`` (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed); AWS Neuron docs, TorchNeuron troubleshooting (torch/troubleshooting)): the process group decides which NeuronCore the
         process owns (``NEURON_RT_VISIBLE_CORES`` from ``LOCAL_RANK``). CUDA code often calls
         ``torch.cuda.set_device(rank)`` first, which is harmless on GPUs.
 

@@ -56,11 +56,11 @@ class EnvSettings(Rule):
     Why:
         None of them has an effect on Trainium: the Neuron runtime owns its allocator, the
         ``neuron`` process group does not read NCCL settings (multi-node uses EFA through
-        ``FI_*`` settings, facts §1.5), NeuronCores are selected with ``NEURON_RT_VISIBLE_CORES``
+        ``FI_*`` settings, AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)), NeuronCores are selected with ``NEURON_RT_VISIBLE_CORES``
         which TorchNeuron sets to ``LOCAL_RANK`` unless the user did — and then asserts one core
-        per process, so copying a multi-GPU value into it breaks every rank (facts §0.1, §1.2) — and
+        per process, so copying a multi-GPU value into it breaks every rank (torch-neuronx source, torch_neuronx/neuron.py; torch-neuronx source, csrc/core/NeuronDevice.cpp and distributed/backend.py) — and
         ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` were deprecated already in the XLA-based
-        torch-neuronx 2.5 (facts §9). Whether to drop, translate or keep them depends on the
+        torch-neuronx 2.5 (AWS Neuron docs, PyTorch/XLA programming guide (archive)). Whether to drop, translate or keep them depends on the
         launch setup, so porter only marks them.
 
     Before:

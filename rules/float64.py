@@ -35,7 +35,7 @@ class Float64OnDevice(Rule):
 
     Why:
         Trainium has no native float64: TorchNeuron casts 64-bit values to 32 bits internally and
-        back (facts §1.4: "float64 and int64 are not natively supported"), which costs conversions
+        back (torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs: "float64 and int64 are not natively supported"), which costs conversions
         and loses precision silently. Writing float32 says what actually happens.
 
     Before:

@@ -52,14 +52,14 @@ class FusedOptimizers(Rule):
 
     Why:
         TorchNeuron registers a native ``aten::_fused_adamw_`` kernel; PyTorch accepts ``fused=True``
-        on the ``neuron`` (PrivateUse1) device (facts §2). nanoGPT-style checks enable fused only when
+        on the ``neuron`` (PrivateUse1) device (torch-neuronx source, python_ops/torch_mlir/ops/optimizer.py). nanoGPT-style checks enable fused only when
         ``device_type == "cuda"``, which is False on Trainium. ``foreach`` and ``fused`` together raise.
         ``aten::_fused_adam_`` (``Adam(fused=True)``) has no Neuron kernel in the April-2026 source
-        snapshot and falls back to the CPU (facts §2; unverified on the 2.13 wheels — check with
+        snapshot and falls back to the CPU (torch-neuronx source, python_ops/torch_mlir/ops/optimizer.py; unverified on the 2.13 wheels — check with
         ``torch_neuronx.get_fallback_ops()``). Adam without weight decay performs exactly AdamW's update
         with ``weight_decay=0`` (AdamW's own default is 0.01, hence written out); measured identical
         (DESIGN.md, parity). Neuron's fused AdamW kernel ignores the ``grad_scale``/``found_inf``
-        arguments a GradScaler passes (neuron-facts §0.1): fused under a scaler gives unscaled,
+        arguments a GradScaler passes (neuron-torch-neuronx source, torch_neuronx/neuron.py): fused under a scaler gives unscaled,
         unskipped updates.
 
     Before:

@@ -68,7 +68,7 @@ class GradScalerRule(Rule):
     Why:
         Loss scaling exists for float16's narrow range; bfloat16 has float32's range and needs
         none (PyTorch AMP docs). TorchNeuron implements no kernels for GradScaler's
-        ``_amp_foreach_non_finite_check_and_unscale_``/``_amp_update_scale_`` (facts §1.4:
+        ``_amp_foreach_non_finite_check_and_unscale_``/``_amp_update_scale_`` (torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs:
         CPU fallback), and ``GradScaler.step`` reads the found-inf flag on the host every step.
         ``torch.cuda.amp.GradScaler`` on a machine without CUDA silently disables itself, so an
         unported float16 script would train without loss scaling.

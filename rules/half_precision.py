@@ -65,7 +65,7 @@ class HalfToBf16(Rule):
     Why:
         Trainium's recommended reduced precision is bfloat16 (every TorchNeuron device supports
         it: ``torch.neuron.is_bf16_supported()`` is True). float16 needs loss scaling, and the
-        GradScaler kernels are not implemented by TorchNeuron (CPU fallback, facts §1.4); the
+        GradScaler kernels are not implemented by TorchNeuron (CPU fallback, torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs); the
         GradScaler rule (NRN204) can only drop the scaler when no float16 is left.
 
     Before:

@@ -28,7 +28,7 @@ class IntegerPlacement(Rule):
 
     Why:
         In CUDA code an integer device means ``cuda:N``. On Trainium the device index of a
-        process equals its local rank (facts §1.2), so ``f"neuron:{local_rank}"`` keeps the
+        process equals its local rank (torch-neuronx source, csrc/core/NeuronDevice.cpp and distributed/backend.py), so ``f"neuron:{local_rank}"`` keeps the
         placement and states the device type, as the AWS examples write it.
 
     Before:

@@ -14,7 +14,7 @@ from porter.rules._lib.hf import HF_LIBRARIES, origin
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
 
-PAD_MULTIPLE = 128  # SBUF/PSUM partition width (facts §3); not a documented Neuron padding rule
+PAD_MULTIPLE = 128  # SBUF/PSUM partition width (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)); not a documented Neuron padding rule
 _TOKENIZER_NAME = re.compile(r"(?i)(tokenizer|tokeniser|^tok$|_tok$|processor)$")
 _TOKENIZER_METHODS = frozenset({"encode_plus", "batch_encode_plus", "__call__"})
 _COLLATORS = frozenset(
@@ -96,7 +96,7 @@ class StaticPadding(Rule):
         pad past the truncation length and the model's positions). TRL configs are left to the Hugging Face rules.
 
     Why:
-        TorchNeuron compiles one graph per input shape (facts §3). Padding to the longest
+        TorchNeuron compiles one graph per input shape (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)). Padding to the longest
         sequence of each batch makes almost every batch a new shape, so a new compile.
         ``max_length`` padding gives one shape; ``pad_to_multiple_of=128`` bounds the shapes to a
         few buckets (128 is the SBUF partition width; a 128 multiple is not itself a documented
@@ -316,7 +316,7 @@ class GenerateStaticCache(Rule):
         The default dynamic KV cache grows by one token per decoding step: a new shape, so a new
         compile, every token. A static cache is allocated once at its full length; the decoding
         graph keeps one shape (the TorchNeuron Whisper example and the HF inference tutorial use
-        ``cache_implementation="static"``, facts §3).
+        ``cache_implementation="static"``, AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)).
 
     Before:
         out = model.generate(input_ids, max_new_tokens=32)

@@ -38,9 +38,9 @@ class XlaLegacy(Rule):
     Why:
         The XLA-based torch-neuronx ended with PyTorch 2.9 and TorchNeuron (2.10+) is the native
         backend: ``import torch_xla`` fails there and the install guide's fix is
-        ``torch.device('neuron')`` instead of ``xm.xla_device()`` (facts §8, §9). The native
+        ``torch.device('neuron')`` instead of ``xm.xla_device()`` (AWS Neuron docs, TorchNeuron troubleshooting (torch/troubleshooting); AWS Neuron docs, PyTorch/XLA programming guide (archive)). The native
         backend runs eagerly (or compiled by ``torch.compile``), so lazy-tensor step boundaries go;
-        gradient all-reduce comes from DDP instead of ``xm.optimizer_step`` (facts §10 item 10; the
+        gradient all-reduce comes from DDP instead of ``xm.optimizer_step`` (AWS Neuron docs, TorchNeuron overview (torch/index) item 10; the
         combination of rewrites is an inference).
 
     Before:

@@ -1,9 +1,12 @@
 """The codes of the non-Python ports, each with its documentation (for ``porter explain``).
 
-Facts they rest on: ``shared/reference/neuron-facts.md`` §1.1 (package families, torch
-autoload), §1.2 (64 logical NeuronCores per trn2.48xlarge, one core per rank), §1.4 (bf16),
-§1.5 (``neuron`` process group, torchrun, EFA), §4 (``NEURON_LAUNCH_BLOCKING``), §9 (legacy).
-Where a statement is not in the facts it says "unverified".
+Facts they rest on, with their public sources: package families and torch autoload (AWS Neuron
+docs, TorchNeuron overview and release notes), 64 logical NeuronCores per trn2.48xlarge and one
+core per rank (AWS Neuron docs, training best practices; torch-neuronx distributed/backend.py),
+bf16 (torch-neuronx csrc/amp/autocast_mode.cpp), the ``neuron`` process group, torchrun and EFA
+(AWS Neuron docs, TorchNeuron distributed guide), ``NEURON_LAUNCH_BLOCKING`` (torch-neuronx
+docs/environment_variables.md), the legacy XLA stack (AWS Neuron docs, PyTorch/XLA programming
+guide). A statement no source confirms says "unverified".
 """
 
 from __future__ import annotations
@@ -56,8 +59,8 @@ DOCS: dict[str, CodeDoc] = {
         "`ENV` and config keys. Marks an Accelerate `gpu_ids` other than `all` (Accelerate turns it into\n"
         "CUDA_VISIBLE_DEVICES).",
         "The Neuron runtime picks NeuronCores with NEURON_RT_VISIBLE_CORES and ignores CUDA_VISIBLE_DEVICES\n"
-        "(facts §1.2, §9). Under torchrun each rank sets it to its local rank only when it is unset, then\n"
-        "asserts one core per process: a multi-core value set for the job makes every rank fail (facts §0.1).",
+        "(torch-neuronx source, csrc/core/NeuronDevice.cpp and distributed/backend.py; AWS Neuron docs, PyTorch/XLA programming guide (archive)). Under torchrun each rank sets it to its local rank only when it is unset, then\n"
+        "asserts one core per process: a multi-core value set for the job makes every rank fail (torch-neuronx source, torch_neuronx/neuron.py).",
         "CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun --nproc_per_node=4 train.py\nCUDA_VISIBLE_DEVICES=1 python eval.py",
         "# porter: NRN191 CUDA_VISIBLE_DEVICES=0,1,2,3 dropped: torchrun gives each rank its own NeuronCore\n"
         "torchrun --nproc_per_node=4 train.py\nNEURON_RT_VISIBLE_CORES=1 python eval.py",
@@ -68,7 +71,7 @@ DOCS: dict[str, CodeDoc] = {
     "NRN192": CodeDoc(
         "CUDA_LAUNCH_BLOCKING -> NEURON_LAUNCH_BLOCKING",
         "Renames the variable in scripts, Dockerfiles and config keys.",
-        "`NEURON_LAUNCH_BLOCKING=1` forces synchronous execution on Neuron (facts §4), the debugging aid\n"
+        "`NEURON_LAUNCH_BLOCKING=1` forces synchronous execution on Neuron (AWS Neuron docs, about PyTorch on Neuron (torch/about-pytorch-neuron)), the debugging aid\n"
         "CUDA_LAUNCH_BLOCKING=1 is on CUDA.",
         "CUDA_LAUNCH_BLOCKING=1 python train.py",
         "NEURON_LAUNCH_BLOCKING=1 python train.py",
@@ -90,7 +93,7 @@ DOCS: dict[str, CodeDoc] = {
         "In YAML, JSON and TOML configs, a key `device`, `device_type` or `*_device` whose value is\n"
         "`cuda` or `cuda:N` gets `neuron` / `neuron:N` (quoting kept).",
         "The value reaches `torch.device(...)`/`.to(...)` in the script; the Neuron device type is `neuron`\n"
-        "and `neuron:N` is valid (facts §1.2).",
+        "and `neuron:N` is valid (torch-neuronx source, csrc/core/NeuronDevice.cpp and distributed/backend.py).",
         "trainer:\n  device: cuda:0   # main device",
         "trainer:\n  device: neuron:0   # main device",
         "Safe for values a script hands to torch. Keys named otherwise are not touched.",
@@ -99,7 +102,7 @@ DOCS: dict[str, CodeDoc] = {
         "config setting that selects CUDA (accelerator: gpu, Accelerate dynamo_backend): review marker",
         "Marks `accelerator: gpu|cuda` (Lightning-style) and an Accelerate `dynamo_backend` other than NO.",
         "These pick CUDA machinery by name. Whether a framework has a Neuron accelerator / dynamo choice is\n"
-        "not in the facts (unverified); TorchNeuron compiles with torch.compile(backend=\"neuron\") (facts §1.6).",
+        "not in the facts (unverified); TorchNeuron compiles with torch.compile(backend=\"neuron\") (AWS Neuron docs, torch.compile reference (torch/compile/reference-torch-compile)).",
         "accelerator: gpu",
         "# porter: NRN195 accelerator: gpu selects CUDA GPUs; use the Neuron device your framework supports\n"
         "accelerator: gpu",
@@ -109,7 +112,7 @@ DOCS: dict[str, CodeDoc] = {
         "nvidia-smi in a script: review marker",
         "Marks commands that run `nvidia-smi`.",
         "It does not exist on Trainium hosts; `neuron-ls` lists devices and `neuron-top` shows use\n"
-        "(facts §8).",
+        "(AWS Neuron docs, TorchNeuron troubleshooting (torch/troubleshooting)).",
         "nvidia-smi --query-gpu=name --format=csv",
         "# porter: NRN196 nvidia-smi does not exist on Trainium: use neuron-ls / neuron-top\n"
         "nvidia-smi --query-gpu=name --format=csv",
@@ -118,7 +121,7 @@ DOCS: dict[str, CodeDoc] = {
     "NRN290": CodeDoc(
         "config mixed_precision: fp16 -> bf16 (Accelerate and others)",
         "A `mixed_precision` key with value `fp16` gets `bf16` (quoting kept).",
-        "On Trainium mixed precision is bf16 autocast and needs no GradScaler (facts §1.4); Accelerate then\n"
+        "On Trainium mixed precision is bf16 autocast and needs no GradScaler (torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs); Accelerate then\n"
         "drops its loss scaler.",
         "mixed_precision: fp16",
         "mixed_precision: bf16",
@@ -130,7 +133,7 @@ DOCS: dict[str, CodeDoc] = {
         "loss-scale keys it is kept, disabled, and a `\"bf16\": {\"enabled\": true}` block is added before it;\n"
         "an existing disabled bf16 block is enabled instead. `\"auto\"` is left (TrainingArguments decide).\n"
         "Flags: `fp16: true` -> `bf16: true` (or the pair flipped when `bf16: false` exists).",
-        "bf16 is the mixed precision for Trainium (facts §1.4). DeepSpeed validates its bf16 block strictly,\n"
+        "bf16 is the mixed precision for Trainium (torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs). DeepSpeed validates its bf16 block strictly,\n"
         "so fp16 loss-scale keys are never moved into it.",
         '"fp16": {"enabled": true, "loss_scale": 0, "initial_scale_power": 16}',
         '"bf16": {"enabled": true},\n"fp16": {"enabled": false, "loss_scale": 0, "initial_scale_power": 16}',
@@ -143,7 +146,7 @@ DOCS: dict[str, CodeDoc] = {
         "`bf16-mixed`, `bf16-true`, `bf16`, `bfloat16`; dtype keys (`dtype`, `torch_dtype`, `amp_dtype`,\n"
         "`param_dtype`, ...) with `float16`/`fp16`/`half` become `bfloat16`/`bf16`.",
         "TorchNeuron autocast defaults to float16 unless bf16 is asked for, and bf16 needs no loss scaling\n"
-        "(facts §1.4). `16` is Lightning's spelling of 16-mixed, so it becomes \"bf16-mixed\".",
+        "(torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs). `16` is Lightning's spelling of 16-mixed, so it becomes \"bf16-mixed\".",
         "precision: 16-mixed",
         "precision: bf16-mixed",
         "Review: numerics change; a framework that reads `precision` differently must be checked, and so\n"
@@ -153,7 +156,7 @@ DOCS: dict[str, CodeDoc] = {
     "NRN293": CodeDoc(
         "DeepSpeed amp (apex) block: review finding",
         "Reports an enabled DeepSpeed `amp` block (JSON: reported, not written).",
-        "DeepSpeed's `amp` is NVIDIA apex, which is CUDA-only (facts §1.4: bf16 autocast instead).",
+        "DeepSpeed's `amp` is NVIDIA apex, which is CUDA-only (torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs: bf16 autocast instead).",
         '"amp": {"enabled": true, "opt_level": "O1"}',
         '"amp": {"enabled": true, "opt_level": "O1"}   (finding only; use "bf16": {"enabled": true})',
         "Finding only.",
@@ -162,7 +165,7 @@ DOCS: dict[str, CodeDoc] = {
         "python -m torch.distributed.launch -> torchrun (and --use_env dropped)",
         "Replaces `python -m torch.distributed.launch` (review) and `python -m torch.distributed.run`\n"
         "(safe) with `torchrun` in scripts, Makefiles, Slurm files and Procfiles; drops `--use_env`.",
-        "TorchNeuron jobs are launched with torchrun, which sets RANK, WORLD_SIZE and LOCAL_RANK (facts §1.5);\n"
+        "TorchNeuron jobs are launched with torchrun, which sets RANK, WORLD_SIZE and LOCAL_RANK (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed));\n"
         "torch.distributed.launch is deprecated and torchrun does not accept --use_env.",
         "python -m torch.distributed.launch --nproc_per_node=8 --use_env train.py",
         "torchrun --nproc_per_node=8 train.py",
@@ -174,7 +177,7 @@ DOCS: dict[str, CodeDoc] = {
         "process count per node (--nproc_per_node, --num_processes, --num_gpus, num_processes): review marker",
         "Marks a launcher's per-node process count in scripts and Accelerate configs.",
         "GPU jobs run one process per GPU; Trainium runs one per logical NeuronCore: trn2.48xlarge has 16\n"
-        "chips x 4 = 64 logical cores (LNC2), ~24 GiB HBM each (facts §1.2). The right number depends on\n"
+        "chips x 4 = 64 logical cores (LNC2), ~24 GiB HBM each (torch-neuronx source, csrc/core/NeuronDevice.cpp and distributed/backend.py). The right number depends on\n"
         "the instance and on memory per rank.",
         "torchrun --nproc_per_node=8 train.py",
         "# porter: NRN391 --nproc_per_node=8 counts GPUs: one process per NeuronCore on Trainium (...)\n"
@@ -185,7 +188,7 @@ DOCS: dict[str, CodeDoc] = {
         "NCCL_* settings: review marker",
         "Marks commands (adjacent ones share a marker) and config keys that set `NCCL_*` variables.",
         "The `neuron` process group does not use NCCL; multi-node jobs use EFA (`FI_PROVIDER=efa` ...),\n"
-        "and the collective knobs are NEURON_* settings (facts §1.5).",
+        "and the collective knobs are NEURON_* settings (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)).",
         "export NCCL_DEBUG=INFO\nexport NCCL_IB_DISABLE=1",
         "# porter: NRN392 NCCL_DEBUG, NCCL_IB_DISABLE: not read on Trainium: ...\n"
         "export NCCL_DEBUG=INFO\nexport NCCL_IB_DISABLE=1",
@@ -195,7 +198,7 @@ DOCS: dict[str, CodeDoc] = {
         "config process-group backend nccl -> neuron (ddp_backend marked)",
         "`dist_backend`, `backend`, `*_backend` keys with value `nccl` get `neuron`. A TrainingArguments\n"
         "`ddp_backend: nccl` is marked instead.",
-        "The TorchNeuron process group is registered as `neuron` (facts §1.5); the value reaches\n"
+        "The TorchNeuron process group is registered as `neuron` (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)); the value reaches\n"
         "init_process_group. transformers validates ddp_backend against its own list, which may not hold\n"
         "`neuron` in every release (unverified).",
         "dist_backend: nccl",
@@ -206,7 +209,7 @@ DOCS: dict[str, CodeDoc] = {
         "Accelerate distributed_type MULTI_GPU: review marker",
         "Marks `distributed_type: MULTI_GPU` in an Accelerate config.",
         "Accelerate has no Neuron-specific DistributedType in the facts; the TRL Neuron script mapped Neuron\n"
-        "to MULTI_GPU and forced the neuron backend because older releases initialise nccl (facts §3).",
+        "to MULTI_GPU and forced the neuron backend because older releases initialise nccl (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)).",
         "distributed_type: MULTI_GPU",
         "# porter: NRN394 MULTI_GPU: check your accelerate release supports Neuron (...)\n"
         "distributed_type: MULTI_GPU",
@@ -229,7 +232,7 @@ DOCS: dict[str, CodeDoc] = {
         "wheel given by URL. In a hash-locked file (`--hash=`) no version is edited (the hashes would break):\n"
         "markers ask to regenerate the lock file (NRN990/NRN992).",
         "`+cu121` selects the CUDA build from the PyTorch CUDA index; TorchNeuron runs on the plain torch\n"
-        "release of its family (facts §1.1, §5).",
+        "release of its family (AWS Neuron docs, TorchNeuron overview (torch/index); AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)).",
         "torch==2.14.0+cu121",
         "torch==2.14.0",
         "Safe: the same release without the CUDA build.",
@@ -240,8 +243,8 @@ DOCS: dict[str, CodeDoc] = {
         "(Options.extra torch_family=2.13 chooses 2.13.0); a range that admits neither gets a marker, as\n"
         "does a conda `pytorch` package (install torch and torch-neuronx with pip instead).",
         "torch-neuronx exists only for torch 2.13.0 (2.13.x) and 2.14.0 (2.14.x): \"install the torch-neuronx\n"
-        "family that matches the PyTorch version\" (facts §1.1). 2.14.0 is the default: the newest family, and\n"
-        "the troubleshooting page calls 2.14.x the native backend (facts §1.1).",
+        "family that matches the PyTorch version\" (AWS Neuron docs, TorchNeuron overview (torch/index)). 2.14.0 is the default: the newest family, and\n"
+        "the troubleshooting page calls 2.14.x the native backend (AWS Neuron docs, TorchNeuron overview (torch/index)).",
         "torch==2.3.1+cu121",
         "torch==2.14.0",
         "Review: a big torch upgrade; companion pins (torchvision, torchaudio) get NRN995 markers and code\n"
@@ -253,10 +256,10 @@ DOCS: dict[str, CodeDoc] = {
         "comment that it installs from the Neuron package repository and, in requirements files and conda\n"
         "pip sections, `--extra-index-url https://pip.repos.neuron.amazonaws.com`. Poetry tables and pip\n"
         "install commands get a marker instead. Nothing is added when torch-neuronx is already named.",
-        "torch-neuronx is the Neuron backend (device `neuron`, autoloaded by torch, facts §1.1). PyPI has only\n"
+        "torch-neuronx is the Neuron backend (device `neuron`, autoloaded by torch, AWS Neuron docs, TorchNeuron overview (torch/index)). PyPI has only\n"
         "a placeholder; the real wheels are on the Neuron repository (the URL is public knowledge, not in the\n"
         "facts: unverified). Install into a fresh environment: a stock CUDA torch mixed with torch-neuronx\n"
-        "causes version conflicts (facts §8).",
+        "causes version conflicts (AWS Neuron docs, TorchNeuron troubleshooting (torch/troubleshooting)).",
         "torch==2.14.0",
         "torch==2.14.0\n# torch-neuronx installs from the Neuron package repository, not PyPI (...)\n"
         "# install into a fresh environment: never mix a stock (CUDA) torch with torch-neuronx\n"
@@ -269,7 +272,7 @@ DOCS: dict[str, CodeDoc] = {
         "pip commands and TOML sources; an NVIDIA pip index (pypi.nvidia.com, pypi.ngc.nvidia.com) line is\n"
         "commented out; a conda `nvidia` channel is marked.",
         "torch-neuronx runs on the CPU build of torch: the TorchNeuron package installs torch from the CPU\n"
-        "wheel index (facts §5, pre-release snapshot; inference for released wheels).",
+        "wheel index (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile), pre-release snapshot; inference for released wheels).",
         "--extra-index-url https://download.pytorch.org/whl/cu121",
         "--extra-index-url https://download.pytorch.org/whl/cpu",
         "Review: other packages resolved from that index change too.",
@@ -281,7 +284,7 @@ DOCS: dict[str, CodeDoc] = {
         "are commented out with a marker saying what replaces them; libraries with a CPU build or a\n"
         "framework role (bitsandbytes, deepspeed, triton, liger-kernel, pynvml, onnxruntime-gpu, vllm) get\n"
         "a marker. A requirement not alone on its line is only marked.",
-        "They cannot run on Trainium (facts §1.3 list no CUDA kernels; the Python rules NRN901-NRN908 mark\n"
+        "They cannot run on Trainium (torch-neuronx source, torch_neuronx/neuron.py list no CUDA kernels; the Python rules NRN901-NRN908 mark\n"
         "their imports). Commenting out keeps `pip install -r` working while keeping the line visible.",
         "flash-attn==2.5.8",
         "# porter: NRN994 flash-attn builds CUDA kernels only; use torch.nn.functional.scaled_dot_product_attention\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# TorchNeuron package families (facts §1.1): torch-neuronx 2.13.x <-> torch 2.13.0, 2.14.x <-> 2.14.0.
+# TorchNeuron package families (AWS Neuron docs, TorchNeuron overview (torch/index)): torch-neuronx 2.13.x <-> torch 2.13.0, 2.14.x <-> 2.14.0.
 FAMILIES: dict[str, str] = {"2.13": "2.13.0", "2.14": "2.14.0"}
 DEFAULT_FAMILY = "2.14"
 NEURON_INDEX = "https://pip.repos.neuron.amazonaws.com"

@@ -11,7 +11,7 @@ continued command is never split. What is matched:
   ``torch.distributed.launch``/``run``, ``accelerate launch``, ``deepspeed``, ``mpirun``) it is dropped —
   the prefix of the launch command removed, an ``export`` line commented out — because TorchNeuron
   sets ``NEURON_RT_VISIBLE_CORES`` to each rank's local rank only when it is unset and asserts one core
-  per process (facts §0.1); elsewhere (a single-process run) it is renamed to
+  per process (torch-neuronx source, torch_neuronx/neuron.py); elsewhere (a single-process run) it is renamed to
   ``NEURON_RT_VISIBLE_CORES``, the note saying the values now pick NeuronCores; ``CUDA_LAUNCH_BLOCKING`` →
   ``NEURON_LAUNCH_BLOCKING`` (NRN192), other CUDA variables and paths marked (NRN193), ``NCCL_*``
   marked (NRN392), ``nvidia-smi`` marked (NRN196);

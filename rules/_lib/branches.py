@@ -20,7 +20,7 @@ from porter.rules._lib.tree import child_index
 from porter.rules._tables.cuda import ACCELERATOR_ONLY, NO_EQUIVALENT, RENAMED, RENAMES
 from porter.rules._tables.cuda_only import CUDA_ENV, ENTRIES
 
-# nn.DataParallel and friends: single-process multi-device, CUDA-only (facts §1.5).
+# nn.DataParallel and friends: single-process multi-device, CUDA-only (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)).
 DATA_PARALLEL = (
     "torch.nn.DataParallel",
     "torch.nn.parallel.DataParallel",

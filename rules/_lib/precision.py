@@ -650,7 +650,7 @@ class ScalerStays(FileAnalysis):
     """Whether a loss scaler stays active after the port: a GradScaler (or timm scaler wrapper)
     is built here and float16 remains reachable, or the scaler rule is not selected, or an
     ``Accelerator(mixed_precision=args.mixed_precision)`` may choose "fp16" (its own scaler). Neuron's
-    fused AdamW ignores ``grad_scale``/``found_inf`` (neuron-facts §0.1), so the optimizer rules
+    fused AdamW ignores ``grad_scale``/``found_inf`` (neuron-torch-neuronx source, torch_neuronx/neuron.py), so the optimizer rules
     must not add ``fused=True`` next to it."""
 
     line: int | None = None  # the scaler's line, None when no scaler stays

@@ -1,7 +1,7 @@
 """Data behind the torch.compile rules (NRN401-NRN411); no rule lives here.
 
-Facts §1.6: TorchNeuron reads only a few ``options`` keys (``model_name``, ``fallback_execution``,
-``dynamic``) and ignores ``mode``; TorchNeuron does not use TorchInductor (facts §5), so Inductor,
+AWS Neuron docs, torch.compile reference (torch/compile/reference-torch-compile): TorchNeuron reads only a few ``options`` keys (``model_name``, ``fallback_execution``,
+``dynamic``) and ignores ``mode``; TorchNeuron does not use TorchInductor (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)), so Inductor,
 Triton and CUDA-graph settings have no effect on Neuron.
 """
 
@@ -33,7 +33,7 @@ CUDA_BACKENDS: frozenset[str] = frozenset(
 # Debugging backends that run anywhere: a port keeps them (the user chose not to compile for speed).
 DEBUG_BACKENDS: frozenset[str] = frozenset({"eager", "aot_eager", "aot_eager_decomp_partition"})
 
-# ``options`` keys TorchNeuron reads (kept); facts §1.6.
+# ``options`` keys TorchNeuron reads (kept); AWS Neuron docs, torch.compile reference (torch/compile/reference-torch-compile).
 NEURON_OPTION_KEYS: frozenset[str] = frozenset({"model_name", "fallback_execution", "dynamic"})
 
 # Inductor option keys with no meaning off Inductor (dropped). Prefixes and patterns below too.

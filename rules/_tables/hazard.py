@@ -3,7 +3,7 @@
 Each entry: the code, the message of its review marker, and where it counts: ``"forward"`` (only
 inside ``forward`` of an ``nn.Module`` subclass, where it breaks or re-shapes the compiled graph)
 or ``"anywhere"`` (in any code of a ported file: the op falls back to the CPU wherever it runs).
-Facts §3 (static-shape contract, examples' compile rules) and §6 (explicit CPU fallbacks).
+Sources: AWS Neuron docs, about torch.compile (the static-shape contract), torch-neuronx examples/torch_compile/README.md (compile rules) and python_ops/cpu_fallback_registrations.py (explicit CPU fallbacks).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The data behind the legacy-XLA → native rule (NRN310–NRN319), facts §9 and §10 item 10."""
+"""The data behind the legacy-XLA → native rule (NRN310–NRN319), from the AWS Neuron docs' PyTorch/XLA programming guide (archive) and TorchNeuron overview."""
 
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
 
     @functools.wraps(original_step)
     def step(self: Any, optimizer: Any, *args: Any, **kwargs: Any) -> Any:
-        # Neuron's fused AdamW ignores grad_scale/found_inf (neuron-facts §0.1): on the device the
+        # Neuron's fused AdamW ignores grad_scale/found_inf (neuron-torch-neuronx source, torch_neuronx/neuron.py): on the device the
         # update would be unscaled and never skipped; CPU's fused kernels honour them, so record it.
         if "neuron" in emulated and self.is_enabled() and getattr(optimizer, "defaults", {}).get("fused"):
             file, line = user_location()
@@ -106,7 +106,7 @@ def patch_grad_scaler(emulated: tuple[str, ...], foreign: tuple[str, ...]) -> No
 def fallback_enabled(options: Any) -> bool:
     """Did the user let a failing graph fall back to eager? TorchNeuron raises by default
     (``TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION`` defaults to true; the ``fallback_execution``
-    compile option overrides it: neuron-facts §0.1, §5)."""
+    compile option overrides it: neuron-torch-neuronx source, torch_neuronx/neuron.py; AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile))."""
     if isinstance(options, dict) and "fallback_execution" in options:
         return bool(options["fallback_execution"])
     return os.environ.get("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", "1").lower() in ("0", "false")
@@ -172,7 +172,7 @@ def _visible_cores(value: str) -> int:
 def _neuron_process_group(store: Any, rank: int, size: int, timeout: Any) -> Any:
     """The emulated ``neuron`` collective backend: gloo (the tensors live on the CPU).
 
-    Checks what TorchNeuron's own backend setup asserts (neuron-facts §0.1, §2): the runtime must
+    Checks what TorchNeuron's own backend setup asserts (neuron-torch-neuronx source, torch_neuronx/neuron.py; torch-neuronx source, python_ops/torch_mlir/ops/optimizer.py): the runtime must
     not have started (a tensor placed on the device) before ``init_process_group``, and each rank
     of a distributed job sees one core.
     """
@@ -314,7 +314,7 @@ def patch_accelerator(device_type: str) -> None:
     A CPU-only torch has no C++ device guard for either device, so the index calls go to the
     device module (``torch.neuron`` or the emulated ``torch.cuda``) and synchronize is a no-op
     (every op has already run on the CPU). Memory calls stay as they are: on Neuron they assert
-    (neuron-facts §0.1). ``is_available`` of the port stays the device module's (which tells
+    (neuron-torch-neuronx source, torch_neuronx/neuron.py). ``is_available`` of the port stays the device module's (which tells
     torch's own callers False: see neuron_module).
     """
     acc = torch.accelerator
