@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.precision import (
     _CUDA_ORDER,
@@ -29,7 +30,6 @@ from porter.rules._lib.precision import (
     remove_arg,
     separator,
     source_imports,
-    torch_alias,
 )
 from porter.rules._lib.tree import child_index
 

@@ -12,6 +12,7 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional, with_args
+from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE,
@@ -23,7 +24,6 @@ from porter.rules._lib.precision import (
     autocast_args,
     keyword_arg,
     source_imports,
-    torch_alias,
 )
 from porter.rules._lib.tree import child_index, visit_original
 

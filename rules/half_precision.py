@@ -10,6 +10,7 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional
+from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 from porter.rules._lib.precision import (
     DTYPE_NAME,
@@ -22,7 +23,6 @@ from porter.rules._lib.precision import (
     half_tensor_call,
     in_comparison,
     owned_test,
-    torch_alias,
 )
 
 _BF16_DTYPES = frozenset({"torch.bfloat16"})

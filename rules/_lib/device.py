@@ -28,6 +28,7 @@ import re
 import libcst as cst
 
 from porter.engine.changes import ImportSpec
+from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
@@ -140,25 +141,6 @@ def cuda_call_index(call: cst.Call) -> cst.BaseExpression | None:
     return arg.value if arg is not None else None
 
 
-def _torch_alias(module: cst.Module) -> str | None:
-    """The name a top-level ``import torch`` / ``import torch as th`` binds, if any (plain first)."""
-    found: str | None = None
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if not isinstance(small, cst.Import):
-                continue
-            for alias in small.names:
-                if dotted(alias.name) != "torch":
-                    continue
-                if alias.asname is None:
-                    return "torch"
-                if isinstance(alias.asname.name, cst.Name) and found is None:
-                    found = alias.asname.name.value
-    return found
-
-
 def torch_import(module: cst.Module) -> tuple[ImportSpec, ...]:
     """``(ImportSpec("torch"),)`` when the file lacks a plain top-level ``import torch``, else ``()``.
 
@@ -166,13 +148,13 @@ def torch_import(module: cst.Module) -> tuple[ImportSpec, ...]:
     imports and a bare spec next to another rule's ``from torch import x`` spec cannot be
     ordered (None < str); not asking avoids that in the common case.
     """
-    return () if _torch_alias(module) == "torch" else (ImportSpec("torch"),)
+    return () if torch_alias(module) == "torch" else (ImportSpec("torch"),)
 
 
 def torch_ref(module: cst.Module) -> tuple[str, tuple[ImportSpec, ...]]:
     """How generated code names the torch module here: ``("th", ())`` after ``import torch as th``,
     ``("torch", ())`` after ``import torch``, else ``("torch", (ImportSpec("torch"),))``."""
-    alias = _torch_alias(module)
+    alias = torch_alias(module)
     return (alias, ()) if alias else ("torch", (ImportSpec("torch"),))
 
 

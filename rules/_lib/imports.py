@@ -1,4 +1,4 @@
-"""What the module's own top-level imports bind."""
+"""What the module's own top-level imports bind (one lookup of each, shared by every rule)."""
 
 from __future__ import annotations
 
@@ -30,3 +30,23 @@ def import_binding(module: cst.Module, name: str) -> tuple[str, str | None, str 
                     if (alias.evaluated_alias or obj) == name:
                         return source, obj, alias.evaluated_alias
     return None
+
+
+def torch_alias(module: cst.Module) -> str | None:
+    """The name the file gives the ``torch`` module at top level (``torch``, ``th``), or None."""
+    found: str | None = None
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if not isinstance(small, cst.Import):
+                continue
+            for alias in small.names:
+                if dotted(alias.name) == "torch":
+                    name = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else "torch"
+                    if name == "torch":
+                        return name
+                    found = found or name
+                elif alias.asname is None and (dotted(alias.name) or "").startswith("torch."):
+                    found = found or "torch"  # import torch.nn binds the name torch
+    return found

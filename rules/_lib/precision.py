@@ -411,26 +411,6 @@ def autocast_dtype_argument(
     return len(plain) > 1 and plain[1] is arg
 
 
-def torch_alias(module: cst.Module) -> str | None:
-    """The name the file gives the ``torch`` module at top level (``torch``, ``th``), or None."""
-    found: str | None = None
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if not isinstance(small, cst.Import):
-                continue
-            for alias in small.names:
-                if dotted(alias.name) == "torch":
-                    name = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else "torch"
-                    if name == "torch":
-                        return name
-                    found = found or name
-                elif alias.asname is None and (dotted(alias.name) or "").startswith("torch."):
-                    found = found or "torch"  # import torch.nn binds the name torch
-    return found
-
-
 def imported_as(module: cst.Module, source: str, obj: str | None) -> str | None:
     """The local name of ``import source`` (obj None) or ``from source import obj`` at top level."""
     for statement in module.body:
