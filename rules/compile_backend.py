@@ -226,20 +226,9 @@ class CompileBackend(Rule):
             return
         if len(line.body) > 1:
             self.replace(small, lambda _n: cst.RemoveFromParent(), message, code="NRN402")
-        elif self._only_removal_in_block(line):
-            self.replace(line, lambda n: n.with_changes(body=[cst.Pass()]), message, code="NRN402")
-        else:
+        else:  # the engine keeps an emptied block valid (and drops an `if` left around nothing)
             self.remove_statement(line, message, code="NRN402")
         self._drop_config_imports()
-
-    def _only_removal_in_block(self, line: cst.SimpleStatementLine) -> bool:
-        """Whether removing ``line`` (and the other config lines beside it) would empty its block."""
-        block = self.parent(line)
-        body = getattr(block, "body", None)
-        if not isinstance(block, cst.IndentedBlock) or not isinstance(body, (list, tuple)):
-            return False
-        removable = [s for s in body if isinstance(s, cst.SimpleStatementLine) and self._all_config(s)]
-        return len(removable) == len(body) and removable[0] is line
 
     def _all_config(self, line: cst.SimpleStatementLine) -> bool:
         def config(small: cst.BaseSmallStatement) -> bool:

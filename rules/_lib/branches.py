@@ -17,7 +17,7 @@ from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.device import cuda_string, device_named
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index
-from porter.rules._tables.cuda import ACCELERATOR_ONLY, NO_EQUIVALENT, RENAMED, RENAMES
+from porter.rules._tables.cuda import ACCELERATOR_ONLY, NO_EQUIVALENT, OWNED_ELSEWHERE, RENAMED, RENAMES
 from porter.rules._tables.cuda_only import CUDA_ENV, ENTRIES
 
 # nn.DataParallel and friends: single-process multi-device, CUDA-only (AWS Neuron docs, TorchNeuron distributed guide (torch/guides/torch-distributed)).
@@ -176,6 +176,8 @@ def cuda_only_name(rule: Rule, node: cst.CSTNode) -> str | None:
             return name
         if name.startswith(_CUDA_PREFIX):
             head = name[len(_CUDA_PREFIX) :].split(".")[0]
+            if head in OWNED_ELSEWHERE:  # other rules port it (torch.cuda.amp, OOM, tensor types)
+                continue
             if head in NO_EQUIVALENT or (head not in RENAMES and head not in RENAMED and head not in ACCELERATOR_ONLY):
                 return name
     return None
