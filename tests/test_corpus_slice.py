@@ -26,11 +26,7 @@ pytestmark = pytest.mark.corpus
 # fix lands the test fails until the entry is removed, so this list cannot hide a new failure.
 KNOWN_NOT_IDEMPOTENT: dict[str, dict[str, str]] = {
     "neuron": {},
-    "accelerator": {
-        # 'cuda:{}'.format(torch.cuda.current_device()) becomes an f-string that still holds the
-        # torch.cuda call; the second pass ports that call (the first pass should port both).
-        "deepspeed-0.19.8/accelerator/cuda_accelerator.py": "device-string rewrite leaves a nested torch.cuda call",
-    },
+    "accelerator": {},
 }
 
 
