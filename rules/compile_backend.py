@@ -230,16 +230,6 @@ class CompileBackend(Rule):
             self.remove_statement(line, message, code="NRN402")
         self._drop_config_imports()
 
-    def _all_config(self, line: cst.SimpleStatementLine) -> bool:
-        def config(small: cst.BaseSmallStatement) -> bool:
-            if isinstance(small, cst.Assign):
-                return any(self._inductor_target(t.target) for t in small.targets)
-            if isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-                return self._inductor_target(small.target)
-            return False
-
-        return all(config(small) for small in line.body)
-
     def _drop_config_imports(self) -> None:
         self.drop_import_if_unused(ImportSpec("torch._inductor", "config"), code="NRN402")
         self.drop_import_if_unused(ImportSpec("torch._inductor", "config", "inductor_config"), code="NRN402")
