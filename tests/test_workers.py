@@ -128,3 +128,30 @@ def test_the_cli_time_limit_fails_one_file_and_the_batch_goes_on(tmp_path: objec
     text = output.out + output.err
     assert "big.py: error: took longer than 1 s to port" in text
     assert "1 file would change" in text
+
+
+def test_a_time_limit_swallowed_or_turned_into_another_error_is_still_a_time_limit() -> None:
+    # Seen in CI: the interrupt landed inside ast.parse (SystemError: AST constructor recursion
+    # depth mismatch) and once inside a gc callback, which ignores exceptions.
+    from porter.run.batch import TimeLimit, _time_limit
+
+    def busy(seconds: float) -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    with pytest.raises(TimeLimit):
+        with _time_limit(0.05):
+            try:
+                busy(0.5)
+            except TimeLimit:
+                pass  # swallowed, as a gc callback does: the body finishes, over the limit
+    with pytest.raises(TimeLimit):
+        with _time_limit(0.05):
+            try:
+                busy(0.5)
+            except TimeLimit:
+                raise SystemError("AST constructor recursion depth mismatch") from None
+    with _time_limit(5):
+        busy(0.01)  # under the limit: nothing raised, and the timer is off afterwards
+    busy(0.2)

@@ -127,22 +127,37 @@ class TimeLimit(BaseException):
 @contextlib.contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
     """Interrupt the body after ``seconds`` (SIGALRM: Unix, main thread; elsewhere, or with 0,
-    no limit). A port writes nothing, so interrupting it anywhere leaves the file as it was."""
+    no limit). A port writes nothing, so interrupting it anywhere leaves the file as it was.
+
+    The interrupt can land anywhere: inside C code that turns it into another error (``ast``
+    reports a ``SystemError``), or in a callback that swallows it (a ``gc`` hook). So the timer
+    re-fires every tenth of a second until the body ends, and once it has fired, whatever the
+    body ends with (an error or even a result) is a :class:`TimeLimit`."""
     usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
+    state = {"armed": True, "expired": False}
 
     def expire(signum: int, frame: object) -> None:
-        raise TimeLimit
+        if state["armed"]:
+            state["expired"] = True
+            raise TimeLimit
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
     try:
         yield
+    except BaseException:
+        if state["expired"]:
+            raise TimeLimit from None
+        raise
     finally:
+        state["armed"] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    if state["expired"]:  # the interrupt was swallowed on the way: the port is over the limit all the same
+        raise TimeLimit
 
 
 def port_bytes(data: bytes, path: str, kind: str, options: Options) -> FileResult:
