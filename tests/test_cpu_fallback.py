@@ -165,6 +165,7 @@ KNOWN: dict[str, str] = {
 }
 
 
+@pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_ported_scripts_keep_their_cpu_fallback() -> None:
     pairs = _fixture_pairs() + _sample_pairs()
     results = _run(pairs)

@@ -244,6 +244,7 @@ def test_findings_ride_on_success_and_unchanged_and_pickle() -> None:
         finding.line = 1  # type: ignore[misc]
 
 
+@pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_samples_port_with_nothing_unmarked_left() -> None:
     for path in sorted((ROOT / "samples").rglob("*.py")):
         result = port_source(path.read_bytes(), str(path), Options())

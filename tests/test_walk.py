@@ -35,6 +35,7 @@ def _imported(names: object) -> set[str]:
     return {q.name for q in value if q.source is Source.IMPORT}  # type: ignore[union-attr]
 
 
+@pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_index_matches_children_and_parent_provider() -> None:
     assert len(MODULES) > 100
     for path, module in MODULES:
@@ -93,6 +94,7 @@ def _compare_names(module: cst.Module) -> tuple[int, bool]:
     return compared, names.used_fallback
 
 
+@pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_imported_names_match_libcst_on_fixtures_and_samples() -> None:
     compared = sum(_compare_names(module)[0] for _, module in MODULES)
     assert compared > 10_000
@@ -137,6 +139,7 @@ POSITION_SOURCES = [
 ]
 
 
+@pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_positions_match_position_provider() -> None:
     modules = [cst.parse_module(text) for text in POSITION_SOURCES] + [module for _, module in MODULES[::5]]
     for module in modules:

@@ -335,20 +335,26 @@ def _probe(pool: Any) -> None:
 
     from porter.run.workers import where
 
+    # `Pool._pool` (the worker processes) is private but stable since Python 3.3; without it
+    # only the timeout applies. The pool replaces a dead worker within milliseconds, so a dead
+    # one is rarely seen in the list: a worker that was replaced before any answered is dead too
+    # (no worker retires before its first task, and the probe is the first task).
+    started = {process.pid for process in getattr(pool, "_pool", ())}
     answer = pool.apply_async(where)
     deadline = time.monotonic() + WORKER_START_TIMEOUT
     while not answer.ready():
-        # `Pool._pool` (the worker processes) is private but stable since Python 3.3; without it
-        # only the timeout applies.
-        dead = [process.exitcode for process in getattr(pool, "_pool", ()) if process.exitcode not in (None, 0)]
-        if dead:
+        workers = list(getattr(pool, "_pool", ()))
+        dead = [process.exitcode for process in workers if process.exitcode not in (None, 0)]
+        replaced = any(process.pid not in started for process in workers)
+        if dead or replaced:
+            code = f"exit code {dead[0]}" if dead else "a worker exited"
             raise WorkerError(
-                f"the worker processes cannot start (exit code {dead[0]}; their error is printed above). "
+                f"the worker processes cannot start ({code}; their error is printed above). "
                 "Is there a folder named 'porter' in the current folder? Run porter from another folder, or use -j1."
             )
         if time.monotonic() > deadline:
             raise WorkerError(f"no worker process answered within {WORKER_START_TIMEOUT:g} s; use -j1")
-        answer.wait(0.1)
+        answer.wait(0.05)
     theirs, ours = answer.get(), where()
     if theirs != ours:
         raise WorkerError(f"the worker processes run porter from {theirs}, this process from {ours}; use -j1")
