@@ -17,7 +17,12 @@ port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
   (``rules/_tables/neuron_api.py``) and every call binds to its parameters: no extra positional
   argument, no unknown keyword, no parameter given twice, every required one given (calls with
   ``*args``/``**kwargs`` are checked only for what they show).
-* ``cpu-fallback``: the original tested CUDA availability to choose a device (an ``if``/ternary on
+* ``cpu-fallback`` (a call): an unguarded ``torch.neuron.X`` where ``torch.cuda.X`` does nothing
+  on a CPU-only machine (``empty_cache``, the memory counters, the seeds):
+  the original ran there, the port raises ``AttributeError`` without torch-neuronx. Guarded means
+  under a test that holds on Neuron (``torch.accelerator.is_available()``, a ``"neuron"`` device
+  test, ``hasattr(torch, "neuron")``) or in a ``try`` that catches ``AttributeError`` or broader.
+* ``cpu-fallback`` (the file): the original tested CUDA availability to choose a device (an ``if``/ternary on
   ``torch.cuda.is_available()``/``device_count()`` that places something, or a statement that keeps
   the answer, ``use_cuda = torch.cuda.is_available()``) and the output tests no availability at
   all (``torch.accelerator.is_available``/``current_accelerator``, ``torch.neuron.is_available``/
@@ -91,6 +96,16 @@ _AVAILABILITY = frozenset({
     "torch.neuron.device_count",
 })
 _CUDA_AVAILABILITY = frozenset({"torch.cuda.is_available", "torch.cuda.device_count"})
+_ACCELERATOR_QUERIES = frozenset({
+    "torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.accelerator.device_count",
+    "torch.neuron.is_available", "torch.neuron.device_count",
+})
+# torch.cuda calls that do nothing (or answer 0 / False) on a machine without CUDA: code that made
+# them unguarded ran on the CPU, and the same call on torch.neuron there is an AttributeError.
+_CPU_SAFE_ON_CUDA = frozenset({
+    "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+    "memory_stats", "manual_seed", "manual_seed_all", "seed", "seed_all",
+})
 _DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel",
     "torch.nn.parallel.data_parallel.DataParallel",
@@ -167,6 +182,7 @@ class Verifier:
         self.bindings: dict[str, list[_Binding]] = {}
         self.flags: dict[str, bool | None] = {}
         self.fallback = False
+        self._assignments: dict[str, list[cst.BaseExpression]] | None = None
         self._imported: set[str] = set()
         self._marked_blocks: set[tuple[int, str]] = set()  # (block, library) with a marked import
         for node in tree.find(tree.root, *_IMPORTS):
@@ -464,6 +480,76 @@ class Verifier:
             problem = bind_problem(entry, call)
             if problem is not None:
                 self._add(call, FindingKind.NEURON_API, f"torch.neuron.{rest}(...): {problem}", "NRN103")
+        if name in _CPU_SAFE_ON_CUDA and not self._cpu_guarded(node):
+            self._add(
+                node,
+                FindingKind.CPU_FALLBACK,
+                f"torch.neuron.{rest} with no guard: torch.neuron exists only with torch-neuronx, and "
+                f"torch.cuda.{rest} ran on a CPU-only machine; guard it (if torch.accelerator.is_available():)",
+                "NRN103",
+            )
+
+    def _cpu_guarded(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` runs only where the port's own test says Neuron is there: in the body of
+        an ``if``/``while``/ternary (or the right of an ``and``) whose test holds on Neuron, which
+        every such test does by asking for the accelerator, or in a ``try`` that catches an
+        ``AttributeError`` (or broader)."""
+        child, current = node, self.tree.parents.get(node)
+        while current is not None:
+            if isinstance(current, (cst.If, cst.While, cst.IfExp)) and child is current.body:
+                if self._false_on_cpu(current.test):
+                    return True
+            elif isinstance(current, cst.BooleanOperation) and isinstance(current.operator, cst.And):
+                if child is current.right and self._false_on_cpu(current.left):
+                    return True
+            elif isinstance(current, cst.Try) and child is current.body:
+                for handler in current.handlers:
+                    caught = handler.type
+                    names = [] if caught is None else [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+                    if caught is None or any((dotted(n) or "").split(".")[-1] in _GUARDS | {"AttributeError"} for n in names):
+                        return True
+            child, current = current, self.tree.parents.get(current)
+        return False
+
+    def _false_on_cpu(self, test: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``test`` is false on a CPU-only machine because it asks for the accelerator: an
+        accelerator/Neuron query, ``hasattr(torch, "neuron")``, a ``"neuron"`` device comparison, an
+        ``and`` with one of those, or a name every assignment of which is one of those
+        (``args.cuda = not args.no_cuda and torch.accelerator.is_available()``)."""
+        if isinstance(test, cst.BooleanOperation):
+            left, right = self._false_on_cpu(test.left, seen), self._false_on_cpu(test.right, seen)
+            return left or right if isinstance(test.operator, cst.And) else left and right
+        if isinstance(test, cst.Call):
+            if self.qualified(test.func) & _ACCELERATOR_QUERIES:
+                return True
+            return dotted(test.func) == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) == "neuron"
+        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+            comparison = test.comparisons[0]
+            if isinstance(comparison.operator, (cst.Equal, cst.Is)):
+                sides = (test.left, comparison.comparator)
+                if any((string_value(side) or "").split(":")[0] == "neuron" for side in sides):
+                    return True
+            if isinstance(comparison.operator, (cst.GreaterThan, cst.NotEqual)):
+                return self._false_on_cpu(test.left, seen)  # device_count() > 0
+            return False
+        text = dotted(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+        if text is None or text in seen:
+            return False
+        values = self._assigned().get(text, [])
+        return bool(values) and all(self._false_on_cpu(value, seen | {text}) for value in values)
+
+    def _assigned(self) -> dict[str, list[cst.BaseExpression]]:
+        if self._assignments is None:
+            self._assignments = {}
+            for node in self.tree.find(self.tree.root, cst.Assign, cst.AugAssign, cst.AnnAssign):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]  # type: ignore[attr-defined]
+                value = node.value if not isinstance(node, cst.AugAssign) else None  # type: ignore[attr-defined]
+                for target in targets:
+                    text = dotted(target)
+                    if text is not None:
+                        # an augmented or bare annotated assignment: the value is not known
+                        self._assignments.setdefault(text, []).append(value if value is not None else cst.Name("None"))
+        return self._assignments
 
     # ----------------------------------------------------------------- recording
     def _cuda_only(self, node: cst.CSTNode, message: str, code: str | None) -> None:
