@@ -26,7 +26,7 @@ from porter.engine.registry import all_rules
 from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
 from porter.engine.suppress import Suppressions, drop_suppressed, skip_file
-from porter.engine.textio import SourceError, check_bytes, decode_source, read_source
+from porter.engine.textio import SourceError, check_bytes, decode_source, port_from_disk
 from porter.engine.verify import had_fallback, verify_port, verify_tree
 
 # A file already written for Neuron is "being ported" even with no CUDA-ism left.
@@ -35,13 +35,7 @@ _TARGETS_NEURON = re.compile(r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|
 
 def migrate_file(path: str, options: Options | None = None, display_path: str | None = None) -> FileResult:
     """Port one file on disk. Never raises for a bad file: returns Success / Unchanged / Failure."""
-    options = options or Options()
-    shown = display_path or path
-    try:
-        data = read_source(path, options.max_file_size)
-    except SourceError as error:
-        return Failure(shown, str(error), kind="read")
-    return port_source(data, shown, options)
+    return port_from_disk(path, options, display_path, port_source)
 
 
 def port_source(

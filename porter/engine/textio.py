@@ -20,8 +20,13 @@ import stat
 import tempfile
 import threading
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from porter.engine.options import Options
+    from porter.engine.results import FileResult
 
 try:  # POSIX; elsewhere writes go unlocked (the re-read check still applies)
     import fcntl
@@ -76,6 +81,21 @@ def decode_source(data: bytes) -> Decoded:
         ) from None
     except LookupError:
         raise SourceError(f"unknown encoding {encoding!r} in the coding cookie") from None
+
+
+def port_from_disk(path: str, options: Options | None, display_path: str | None, port: Callable[[bytes, str, Options], FileResult]) -> FileResult:
+    """Read ``path`` and give its bytes to ``port`` (``data, shown path, options``). Never raises for
+    a bad file: a file that cannot be read is a ``Failure`` under its shown path."""
+    from porter.engine.options import Options
+    from porter.engine.results import Failure
+
+    options = options or Options()
+    shown = display_path or path
+    try:
+        data = read_source(path, options.max_file_size)
+    except SourceError as error:
+        return Failure(shown, str(error), kind="read")
+    return port(data, shown, options)
 
 
 def read_source(path: str, max_size: int) -> bytes:

@@ -28,7 +28,7 @@ from collections.abc import Callable
 
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Success, Unchanged
-from porter.engine.textio import SourceError, read_source
+from porter.engine.textio import port_from_disk
 from porter.filetypes import _jsonpos, _tomlpos, _yamlpos, configs, deps, setup_py, shell
 from porter.filetypes._codes import DOCS, FILE_CODES
 from porter.filetypes._doc import DecodeError, Doc, decode
@@ -120,13 +120,7 @@ def explain(code: str) -> str | None:
 
 def migrate_file(path: str, options: Options | None = None, display_path: str | None = None) -> FileResult:
     """Port one file on disk (the non-Python twin of ``porter.engine.core.migrate_file``)."""
-    options = options or Options()
-    shown = display_path or path
-    try:
-        data = read_source(path, options.max_file_size)
-    except SourceError as error:
-        return Failure(shown, str(error), kind="read")
-    return port_file(shown, data, options)
+    return port_from_disk(path, options, display_path, lambda data, shown, chosen: port_file(shown, data, chosen))
 
 
 def chain_setup_py(path: str, data: bytes, python_result: FileResult, options: Options | None = None) -> FileResult:
