@@ -336,6 +336,11 @@ class _Fp16Finder(cst.CSTVisitor):
             self._add(node, ".half()" if chosen is None else f".half() chosen by {chosen}", None if chosen else FP16_CODE)
             return
         names = self.qualify(node.func)
+        if names & GRAD_SCALER:
+            test = float16_branch(node, self.parent_of, self.qualify)
+            if test is not None:
+                self._add(node, f"it is built only when float16 is chosen: if {self.code_of(test)}", None)
+            return
         if "builtins.getattr" in names or dotted(node.func) == "getattr":
             self._getattr(node)
             return
@@ -602,6 +607,27 @@ def fp16_paired(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNod
                     return True
         child, parent = parent, parent_of(parent)
     return False
+
+
+_FP16_LABELS = frozenset({"float16", "fp16", "half", "16", "16-mixed", "16-true"})
+
+
+def float16_branch(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> cst.BaseExpression | None:
+    """The test of the ``if`` whose body holds ``node`` and that selects float16
+    (``if get_autocast_dtype() == torch.float16:``, ``if args.dtype == "fp16":``), or None: a
+    GradScaler built there exists only for a float16 run, whatever the rest of the file does."""
+    child: cst.CSTNode = node
+    parent = parent_of(child)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is parent.body:
+            for comparison in _comparisons(parent.test):
+                if not all(isinstance(target.operator, (cst.Equal, cst.Is)) for target in comparison.comparisons):
+                    continue
+                parts = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+                if any(qualify(part) & FP16_DTYPES or string_value(part) in _FP16_LABELS for part in parts):
+                    return parent.test
+        child, parent = parent, parent_of(parent)
+    return None
 
 
 def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> str | None:
