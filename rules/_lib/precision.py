@@ -175,6 +175,8 @@ def _resolved(node: cst.BaseExpression, qualify: Qualify, bound: Bindings, depth
         return False
     if qualify(node) & (FP16_DTYPES | KEPT_DTYPES) or string_value(node) is not None:
         return True
+    if isinstance(node, cst.Name) and node.value == "None":
+        return True  # autocast's own default dtype, the same before and after the port
     if isinstance(node, cst.IfExp):
         return _resolved(node.body, qualify, bound, depth - 1) and _resolved(node.orelse, qualify, bound, depth - 1)
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict):  # {"float16": torch.float16, ...}[dtype]
