@@ -566,10 +566,21 @@ def _user_test(test: cst.BaseExpression, qualify: Qualify) -> bool:
     if owned_test(test, qualify):
         return False
     for node in _comparisons(test):
-        parts = [node.left, *(target.comparator for target in node.comparisons)]
-        if any(qualify(part) & (FP16_DTYPES | KEPT_DTYPES) for part in parts):
+        if any(qualify(part) & (FP16_DTYPES | KEPT_DTYPES) for part in _compared(node)):
             return False
     return True
+
+
+def _compared(comparison: cst.Comparison) -> list[cst.BaseExpression]:
+    """The operands of a comparison, with the elements of a literal tuple/list/set
+    (``x.dtype in (torch.float16, torch.bfloat16)``)."""
+    parts: list[cst.BaseExpression] = []
+    for part in [comparison.left, *(target.comparator for target in comparison.comparisons)]:
+        if isinstance(part, (cst.Tuple, cst.List, cst.Set)):
+            parts.extend(element.value for element in part.elements)
+        else:
+            parts.append(part)
+    return parts
 
 
 def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
@@ -604,8 +615,7 @@ def fp16_paired(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNod
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
             for comparison in _comparisons(parent.test):
-                parts = [comparison.left, *(target.comparator for target in comparison.comparisons)]
-                if any(qualify(part) & FP16_DTYPES for part in parts):
+                if any(qualify(part) & FP16_DTYPES for part in _compared(comparison)):
                     return True
         child, parent = parent, parent_of(parent)
     return False
