@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Container, Generator, Iterator, Mapping
@@ -178,7 +179,8 @@ class Migration:
         cache = self._cache()
         want_diff = self.options.diffs or self.options.patch_file is not None
         writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
-        options = [_file_options(target, root) for target, root in owned]
+        in_port = _repos_in_port(owned)
+        options = [_file_options(target, root, root.repo in in_port) for target, root in owned]
         batch = run_batch(targets, options, self.jobs, cache, self.stats, self.on_start, writes)
         try:
             for index, result, cached in batch:
@@ -319,10 +321,35 @@ def _root(raw: str, overrides: dict[str, object], options: MigrateOptions) -> _R
     return _Root(normalized, config, engine, exclude, ignores, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
 
 
-def _file_options(target: Target, root: _Root) -> Options:
-    """The root's options, with the ``per-file-ignores`` codes of this file suppressed."""
+def _file_options(target: Target, root: _Root, repo_in_port: bool = False) -> Options:
+    """The root's options, with the ``per-file-ignores`` codes of this file suppressed, and
+    ``repo_in_port`` for a Python file of a repository that is being ported."""
     codes = ignored_for(target.path, root.config.root, root.ignores)
-    return root.options.with_changes(suppress=codes) if codes else root.options
+    options = root.options.with_changes(suppress=codes) if codes else root.options
+    return options.with_changes(repo_in_port=True) if repo_in_port and target.path.endswith(".py") else options
+
+
+# A CUDA-ism, or code that already targets Neuron (the engine's _TARGETS_NEURON): a repository
+# with one in any file is being ported, so the performance rules run on all its Python files.
+_PORTED_REPO = re.compile(rb"""cuda|nccl|NCCL|["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
+
+
+def _repos_in_port(owned: list[tuple[Target, _Root]]) -> set[str]:
+    """The repositories (git top folder, or the folder given) of a directory port in which some
+    Python file has a CUDA-ism or targets Neuron (issue 16 §5: the training engine module with
+    no ``cuda`` string of a ported repository holds the hot loop)."""
+    found: set[str] = set()
+    for target, root in owned:
+        if root.repo in found or target.error or not target.path.endswith(".py") or not os.path.isdir(root.path):
+            continue
+        try:
+            with open(target.path, "rb") as handle:
+                data = handle.read(root.options.max_file_size)
+        except OSError:
+            continue  # the batch reports it for this file
+        if _PORTED_REPO.search(data):
+            found.add(root.repo)
+    return found
 
 
 def _assign_out(roots: list[_Root], out_dir: str) -> None:
