@@ -74,3 +74,16 @@ def test_a_repository_already_on_neuron_counts(tmp_path: Path) -> None:
     (tmp_path / "engine.py").write_text(ENGINE)
     (tmp_path / "train.py").write_text(CPU_TRAIN.replace('"cpu"', '"neuron"'))
     assert isinstance(_outcomes(tmp_path)["engine.py"], Success)
+
+
+def test_each_project_of_a_folder_of_checkouts_counts_alone(tmp_path: Path) -> None:
+    for name, train in (("gpu_project", TRAIN), ("cpu_project", CPU_TRAIN)):
+        project = tmp_path / name
+        (project / "src").mkdir(parents=True)
+        (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+        (project / "src" / "engine.py").write_text(ENGINE)
+        (project / "train.py").write_text(train)
+    options = MigrateOptions(paths=(str(tmp_path),), cache=False)
+    results = {str(Path(o.path).relative_to(tmp_path)): o.result for o in migrate_paths(options, lambda line: None)}
+    assert isinstance(results["gpu_project/src/engine.py"], Success)
+    assert isinstance(results["cpu_project/src/engine.py"], Unchanged)
