@@ -261,6 +261,20 @@ def in_comparison(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTN
     return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
 
 
+_OTHER_DTYPES = frozenset({"torch.bfloat16", "torch.float32", "torch.float", "torch.float64", "torch.double"})
+
+
+def in_dtype_list(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> bool:
+    """Whether ``node`` is one element of a list/tuple/set literal that names other dtypes too
+    (``valid = (torch.float16, torch.bfloat16, torch.float32)``, deepspeed's bucket dtypes): a
+    table of supported dtypes, which bfloat16 in place of float16 would only duplicate."""
+    element = parent_of(node)
+    container = parent_of(element) if isinstance(element, cst.Element) else None
+    if not isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    return any(qualify(other.value) & _OTHER_DTYPES for other in container.elements if other is not element)
+
+
 def inventory(
     module: cst.Module,
     qualify: Qualify,
@@ -314,7 +328,7 @@ class _Fp16Finder(cst.CSTVisitor):
         if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
             return  # only whole dotted chains
         names = self.qualify(node)
-        if names & FP16_DTYPES and not in_comparison(node, self.parent_of):
+        if names & FP16_DTYPES and not in_comparison(node, self.parent_of) and not in_dtype_list(node, self.parent_of, self.qualify):
             chosen = explicit_choice(node, self.parent_of, self.qualify, self.code_of)
             if chosen is not None:
                 self._add(node, f"torch.float16 chosen by {chosen}", None)
