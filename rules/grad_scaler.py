@@ -60,7 +60,8 @@ class GradScalerRule(Rule):
         ``optimizer.step()``, ``update``/``unscale_`` do nothing, ``state_dict()`` is ``{}``,
         ``load_state_dict`` ignores old state), so every use keeps working (NRN205). When float16
         remains (a dtype chosen at run time, an autocast dtype from outside the file, a
-        HalfTensor, a scaler built only under ``if dtype == torch.float16:``, a deselected
+        HalfTensor, a scaler built only under ``if dtype == torch.float16:`` or enabled by a
+        float16 option, ``enabled=args.fp16`` / ``enabled=precision == "fp16"``, a deselected
         rule), the scaler is kept on the ``neuron`` device (a ``"cuda"`` device argument,
         first or ``device=``, is replaced; a ``torch.amp.GradScaler(enabled=...)`` with no device
         gets ``"neuron"``: its default, ``"cuda"``, disables itself on Neuron; a device variable

@@ -33,6 +33,7 @@ GRAD_SCALER = frozenset(
         "torch.cuda.amp.grad_scaler.GradScaler",
         "torch.amp.GradScaler",
         "torch.amp.grad_scaler.GradScaler",
+        "torch.GradScaler",  # the same class (torch >= 2.3)
     }
 )
 # Loss-scaler wrapper classes of timm (DeiT, MAE and BEiT import them): they own a GradScaler('cuda').
@@ -261,6 +262,34 @@ def in_comparison(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTN
     return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
 
 
+_FP16_WORD = re.compile(r"(?i)(^|_)(fp16|float16|half)($|_)")
+
+
+def _names_fp16(node: cst.BaseExpression, qualify: Qualify, bound: Bindings) -> bool:
+    """``node`` reads a float16 option from outside the file: a value compared with a
+    ``"fp16"``-like string or ``torch.float16`` (``precision == "fp16"``), or a name such as
+    ``args.fp16``. A variable this file sets to dtype names (nanoGPT's ``dtype``) is not one:
+    its float16 value is in the inventory already, and is ported or marked there."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Comparison):
+            parts = _compared(current)
+            if any(string_value(part) in _FP16_LABELS or qualify(part) & FP16_DTYPES for part in parts):
+                others = [p for p in parts if string_value(p) is None and not qualify(p) & (FP16_DTYPES | KEPT_DTYPES)]
+                if any(not _resolved(p, qualify, bound, 4) for p in others):
+                    return True
+            continue
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            last = current.value if isinstance(current, cst.Name) else current.attr.value
+            if _FP16_WORD.search(last) and not _resolved(current, qualify, bound, 4):
+                return True
+            if isinstance(current, cst.Attribute):
+                continue
+        stack.extend(current.children)
+    return False
+
+
 _OTHER_DTYPES = frozenset({"torch.bfloat16", "torch.float32", "torch.float", "torch.float64", "torch.double"})
 
 
@@ -356,6 +385,10 @@ class _Fp16Finder(cst.CSTVisitor):
             test = float16_branch(node, self.parent_of, self.qualify)
             if test is not None:
                 self._add(node, f"it is built only when float16 is chosen: if {self.code_of(test)}", None)
+                return
+            switch = self._fp16_switch(node)
+            if switch is not None:
+                self._add(node, f"it is enabled by the float16 option: enabled={self.code_of(switch)}", None)
             return
         if "builtins.getattr" in names or dotted(node.func) == "getattr":
             self._getattr(node)
@@ -369,6 +402,21 @@ class _Fp16Finder(cst.CSTVisitor):
             self._autocast(node, autocast_args(node.args, True))
         elif names & AUTOCAST:
             self._autocast(node, autocast_args(node.args, False))
+
+    def _fp16_switch(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The scaler's ``enabled=`` when it names a float16 option (``precision == "fp16"``,
+        ``args.fp16``), also through a local name (speechbrain's ``gradscaler_enabled = ...``):
+        float16 stays selectable by the user, whatever this file's autocasts say."""
+        enabled = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "enabled"), None)
+        if enabled is None:
+            return None
+        values: list[cst.BaseExpression] = [enabled]
+        if isinstance(enabled, (cst.Name, cst.Attribute)):
+            values += [value for value in self.bound.get(dotted(enabled) or "", []) if value is not None]
+        for value in values:
+            if _names_fp16(value, self.qualify, self.bound):
+                return enabled
+        return None
 
     def _getattr(self, node: cst.Call) -> None:
         first, second = positional(node, 0), positional(node, 1)
