@@ -61,8 +61,9 @@ class GradScalerRule(Rule):
         ``load_state_dict`` ignores old state), so every use keeps working (NRN205). When float16
         remains (a dtype chosen at run time, an autocast dtype from outside the file, a
         HalfTensor, a scaler built only under ``if dtype == torch.float16:`` or enabled by a
-        float16 option, ``enabled=args.fp16`` / ``enabled=precision == "fp16"``, a deselected
-        rule), the scaler is kept on the ``neuron`` device (a ``"cuda"`` device argument,
+        float16 option, ``enabled=args.fp16`` / ``enabled=precision == "fp16"``, or built for
+        a precision option, ``if args.precision == "amp":``, in a file with no autocast of its
+        own, where that option's dtype is not in view; a deselected rule), the scaler is kept on the ``neuron`` device (a ``"cuda"`` device argument,
         first or ``device=``, is replaced; a ``torch.amp.GradScaler(enabled=...)`` with no device
         gets ``"neuron"``: its default, ``"cuda"``, disables itself on Neuron; a device variable
         is the user's and is left, never a second device inserted before it, where it would

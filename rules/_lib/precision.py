@@ -315,6 +315,7 @@ def inventory(
     """Every float16 source of the file, with the rule that ports it (None: not portable)."""
     finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
     finder.code_of = module.code_for_node
+    finder.autocast_elsewhere = not re.search(r"\bautocast\s*\(", text)  # get_autocast(...) builds one elsewhere
     visit_original(index, module, finder)
     return Inventory(finder.sources)
 
@@ -336,6 +337,7 @@ class _Fp16Finder(cst.CSTVisitor):
         self.accelerator_file = accelerator_file
         self.sources: list[Fp16Source] = []
         self.code_of: Callable[[cst.CSTNode], str] = lambda n: ""
+        self.autocast_elsewhere = False  # no autocast in this file: its precision is chosen in another
 
     def _add(self, node: cst.CSTNode, what: str, *codes: str | None) -> None:
         self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c)))
@@ -389,6 +391,10 @@ class _Fp16Finder(cst.CSTVisitor):
             switch = self._fp16_switch(node)
             if switch is not None:
                 self._add(node, f"it is enabled by the float16 option: enabled={self.code_of(switch)}", None)
+            elif self.autocast_elsewhere:
+                option = self._precision_option(node)
+                if option is not None:
+                    self._add(node, f"it is built for the precision option `{option}`, whose autocast is in another file", None)
             return
         if "builtins.getattr" in names or dotted(node.func) == "getattr":
             self._getattr(node)
@@ -402,6 +408,26 @@ class _Fp16Finder(cst.CSTVisitor):
             self._autocast(node, autocast_args(node.args, True))
         elif names & AUTOCAST:
             self._autocast(node, autocast_args(node.args, False))
+
+    def _precision_option(self, call: cst.Call) -> str | None:
+        """The user's precision test that builds or enables this scaler (open_clip's
+        ``if args.precision == "amp":``), when its autocast is not in view: that option may
+        select float16, so the scaler it builds is the float16 run's loss scaling."""
+        enabled = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "enabled"), None)
+        literal = isinstance(enabled, cst.Name) and enabled.value in {"True", "False"}
+        if enabled is not None and not literal:
+            text = self.code_of(enabled)
+            if PRECISION_LABEL.search(text) and _user_test(enabled, self.qualify):
+                return text
+        child: cst.CSTNode = call
+        parent = self.parent_of(child)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is parent.body:
+                text = self.code_of(parent.test)
+                if PRECISION_LABEL.search(text) and _user_test(parent.test, self.qualify):
+                    return text
+            child, parent = parent, self.parent_of(parent)
+        return None
 
     def _fp16_switch(self, call: cst.Call) -> cst.BaseExpression | None:
         """The scaler's ``enabled=`` when it names a float16 option (``precision == "fp16"``,
