@@ -59,7 +59,9 @@ class AutocastBf16(Rule):
         gets the same fallback. ``torch.autocast("xla", dtype=torch.float16)`` gets bfloat16 in the
         pass where the XLA rule (NRN314) makes its device ``"neuron"``.
         NRN202 marks an autocast whose dtype comes from outside the file (``dtype=args.amp_dtype``)
-        or whose arguments cannot be mapped (``**kwargs``).
+        or whose arguments cannot be mapped (``**kwargs``). A dtype variable this file assigns
+        from the user's option (``None`` / ``torch.bfloat16`` / ``torch.float16`` by branch) is
+        resolved there, not marked: the float16 choice carries its own NRN208 marker.
 
     Why:
         TorchNeuron implements autocast for ``device_type="neuron"`` with the CUDA cast lists.

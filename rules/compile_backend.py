@@ -64,7 +64,9 @@ class CompileBackend(Rule):
         Safe: ``mode`` and Inductor settings are ignored by TorchNeuron, and ``dynamic=False`` is the
         only value it accepts. Debug backends (``"eager"``, ``"aot_eager"``) are left as chosen.
         A backend or ``options`` that is not a literal (``backend=args.backend``) is kept with an
-        NRN403 review marker. ``model.compile(...)`` has no qualified name: any ``X.compile(...)``
+        NRN403 review marker; so is a ``dynamic=`` taken from the script's own option
+        (``dynamic=self.compile_using_dynamic_shape_tracing``): an explicit choice is not
+        overwritten, the marker says to set it to False. ``model.compile(...)`` has no qualified name: any ``X.compile(...)``
         whose receiver is not an imported module (so not ``re.compile``) and whose arguments are
         all ``torch.compile`` keywords (so not Keras' ``model.compile(optimizer=..., loss=...)``) is
         taken as ``nn.Module.compile``; a user class with its own such ``compile`` method would be
@@ -154,21 +156,31 @@ class CompileBackend(Rule):
             self.mark(call, "torch.compile with **kwargs: set backend='neuron', dynamic=False by hand", code="NRN403")
             return
         backend = keyword(call, "backend")
+        notes = []  # one NRN403 marker per call, whatever it says
         if backend is not None and string_value(backend.value) is None:
-            self.mark(call, "torch.compile backend is not a literal: use backend='neuron' on Trainium", code="NRN403")
+            notes.append("backend is not a literal: use backend='neuron' on Trainium")
         options = keyword(call, "options")
         if options is not None and not isinstance(options.value, cst.Dict):
-            self.mark(call, "torch.compile options not a literal: drop Inductor/Triton/CUDA-graph keys", code="NRN403")
+            notes.append("options not a literal: drop Inductor/Triton/CUDA-graph keys")
+        # dynamic= from the script's own option (speechbrain's compile_using_dynamic_shape_tracing)
+        # is kept as given: only literals (defaults, hard-coded values) are rewritten.
+        dynamic = keyword(call, "dynamic")
+        kept = frozenset({"dynamic"}) if dynamic is not None and _user_value(dynamic.value) else frozenset()
+        if dynamic is not None and kept:
+            text = self.context.module.code_for_node(dynamic.value)
+            notes.append(f"dynamic={text} is the script's own option, kept: TorchNeuron accepts only dynamic=False, so set it to False on Trainium")
+        if notes:
+            self.mark(call, "torch.compile " + "; ".join(notes), code="NRN403")
         if backend is not None and string_value(backend.value) in DEBUG_BACKENDS:
             return
-        port = self._porter()
+        port = self._porter(kept)
         ported = port(call)
         if ported.deep_equals(call):
             return
         changed = [name for name in ("backend", "dynamic", "mode", "options") if _differs(call, ported, name)]
         self.replace(call, lambda n: port(n) if isinstance(n, cst.Call) else n, self._message(changed))
 
-    def _porter(self) -> Callable[[cst.Call], cst.Call]:
+    def _porter(self, kept: frozenset[str] = frozenset()) -> Callable[[cst.Call], cst.Call]:
         neuron = self.options.style != "accelerator"
 
         def port(call: cst.Call) -> cst.Call:
@@ -179,7 +191,7 @@ class CompileBackend(Rule):
             elif not neuron and value in CUDA_BACKENDS:
                 call = drop_keyword(call, "backend")
             dynamic = keyword(call, "dynamic")
-            if dynamic is None or not (isinstance(dynamic.value, cst.Name) and dynamic.value.value == "False"):
+            if "dynamic" not in kept and (dynamic is None or not (isinstance(dynamic.value, cst.Name) and dynamic.value.value == "False")):
                 call = set_keyword_keep_layout(call, "dynamic", cst.Name("False"))
             call = drop_keyword(call, "mode")
             return _drop_cuda_options(call)
@@ -235,6 +247,12 @@ class CompileBackend(Rule):
         self.drop_import_if_unused(ImportSpec("torch._inductor", "config", "inductor_config"), code="NRN402")
         self.drop_import_if_unused(ImportSpec("torch._inductor.config"), code="NRN402")
         self.drop_import_if_unused(ImportSpec("torch._inductor.config", None, "inductor_config"), code="NRN402")
+
+
+def _user_value(value: cst.BaseExpression) -> bool:
+    """Not a literal (``True``/``False``/``None``, a string): the script's own setting."""
+    literal = (isinstance(value, cst.Name) and value.value in {"True", "False", "None"}) or string_value(value) is not None
+    return not literal
 
 
 def _differs(old: cst.Call, new: cst.Call, name: str) -> bool:

@@ -77,6 +77,8 @@ _LOGGING = re.compile(r"^(print|logging\.\w+|logger\.\w+|log\.\w+|warnings\.warn
 
 
 Qualify = Callable[[cst.CSTNode], set[str]]
+# A script's own compile settings or helpers: compile_cfg, compile_enabled, compile_mode, compile_with_warmup.
+_COMPILE_CONFIG_NAME = re.compile(r"(?i)^compile_(cfg|config|enabled|mode|options|kwargs|backend|model|with_\w+)$")
 
 
 @dataclass(frozen=True)
@@ -154,8 +156,11 @@ class CompileInsert(Rule):
         a CPU fallback branch the script may keep (as the rest of the port does); ``--style
         accelerator`` leaves the backend unset. Never inserted when ``--no-compile-insertion`` is
         given, in Hugging Face ``Trainer``/``TrainingArguments`` scripts (the HF rules set
-        ``torch_compile`` there), or when the script has a compile switch (``compile = False``,
-        ``args.compile``, ``--compile``): that path is ported by NRN401 instead. Known misses: a model
+        ``torch_compile`` there), or when the script has a compile switch or configuration of its
+        own (``compile = False``, ``--compile``, a read of ``args.compile`` /
+        ``cfg.optimization.compile`` / ``config["compile"]`` / ``cfg.get("use_compile")``, a
+        ``compile_cfg``/``compile_enabled`` variable, a ``compile_with_warmup`` helper): what to
+        compile is the user's choice there (and that path is ported by NRN401). Known misses: a model
         whose optimizer is built in another function or file than the model (no insertion), a model
         that reaches the optimizer through a container or another object's attribute (``self.model``
         is followed), and hazards hidden in code of other files (``fullgraph=True`` is then left out,
@@ -315,6 +320,30 @@ class CompileInsert(Rule):
         return False
 
     def _has_switch(self, module: cst.Module) -> bool:
+        return self._assigned_switch(module) or self._config_switch(module)
+
+    def _config_switch(self, module: cst.Module) -> bool:
+        """The script reads its own compile configuration: ``cfg.optimization.compile``,
+        ``config["compile"]``, ``cfg.get("use_compile")``, a ``compile_cfg``/``compile_enabled``
+        variable or a ``compile_with_warmup(...)`` helper: compiling is the user's choice there."""
+        for node in child_index(self).find(module, cst.Attribute, cst.SimpleString, cst.Name):
+            if isinstance(node, cst.Attribute):
+                parent = self.parent(node)
+                called = isinstance(parent, cst.Call) and parent.func is node
+                if not called and COMPILE_SWITCH.match(node.attr.value):
+                    return True
+            elif isinstance(node, cst.SimpleString):
+                key = string_value(node)
+                parent = self.parent(node)
+                holder = self.parent(parent) if isinstance(parent, (cst.Index, cst.Arg)) else None
+                getter = isinstance(holder, cst.Call) and (method_name(holder) in {"get", "pop"} or dotted(holder.func) in {"getattr", "hasattr"})
+                if key is not None and COMPILE_SWITCH.match(key) and (isinstance(holder, cst.SubscriptElement) or getter):
+                    return True
+            elif isinstance(node, cst.Name) and _COMPILE_CONFIG_NAME.match(node.value):
+                return True
+        return False
+
+    def _assigned_switch(self, module: cst.Module) -> bool:
         nodes = cast("list[cst.Assign | cst.AnnAssign | cst.Call]", child_index(self).find(module, cst.Assign, cst.AnnAssign, cst.Call))
         for node in nodes:
             if isinstance(node, cst.Call):

@@ -54,14 +54,20 @@ class GradScalerRule(Rule):
         ``scaler.step(opt)`` → ``opt.step()``, ``scaler.update()`` and ``scaler.unscale_(opt)``
         removed; gradient clipping stays (NRN204). When the scaler object is used in any other way
         (passed to a function, tested with ``is not None``, saved in a checkpoint, made in a
-        wrapper class), the construction becomes ``torch.amp.GradScaler(enabled=False)``: a
+        wrapper class), the construction becomes ``torch.amp.GradScaler(enabled=False)`` (a
+        device the user computes, ``device=get_accelerator().device_name()``, is kept): a
         disabled scaler is an exact pass-through (``scale`` returns the loss, ``step`` calls
         ``optimizer.step()``, ``update``/``unscale_`` do nothing, ``state_dict()`` is ``{}``,
         ``load_state_dict`` ignores old state), so every use keeps working (NRN205). When float16
         remains (a dtype chosen at run time, an autocast dtype from outside the file, a
-        HalfTensor, a deselected rule), the scaler is kept on the ``neuron`` device (a
-        ``torch.amp.GradScaler(enabled=...)`` with no device gets ``"neuron"``: its default,
-        ``"cuda"``, disables itself on Neuron) and marked with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
+        HalfTensor, a scaler built only under ``if dtype == torch.float16:`` or enabled by a
+        float16 option, ``enabled=args.fp16`` / ``enabled=precision == "fp16"``, or built for
+        a precision option, ``if args.precision == "amp":``, in a file with no autocast of its
+        own, where that option's dtype is not in view; a deselected rule), the scaler is kept on the ``neuron`` device (a ``"cuda"`` device argument,
+        first or ``device=``, is replaced; a ``torch.amp.GradScaler(enabled=...)`` with no device
+        gets ``"neuron"``: its default, ``"cuda"``, disables itself on Neuron; a device variable
+        is the user's and is left, never a second device inserted before it, where it would
+        become ``init_scale``) and marked with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
         ``NativeScaler``, ``loss_scaler(loss, optimizer, clip_grad=..., parameters=...)`` calls)
         get NRN207 markers.
 
@@ -141,7 +147,8 @@ class GradScalerRule(Rule):
         func_names = self.qualified(call.func)
         gate = self._fp16_gate(call)
         gated = f", enabled only when {gate.split(' ==')[0]} is float16" if gate else ""
-        if func_names & {"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"}:
+        device_arg = _device_arg(call) if func_names & _AMP_SCALER else None
+        if func_names & _CUDA_SCALER and device_arg is None:
             new_func = self._amp_scaler_func()
 
             def to_neuron(updated: cst.CSTNode) -> cst.CSTNode:
@@ -153,18 +160,20 @@ class GradScalerRule(Rule):
             for spec in source_imports(call.func, func_names):
                 self.drop_import_if_unused(spec, code="NRN205")
         else:
-            first = positional(call, 0)
-            cuda_first = first is not None and string_value(first.value) in {"cuda"}
+            # The device argument is replaced, never a second one inserted (a prepended device
+            # would push the user's into init_scale); a variable device is the user's: kept.
+            cuda_at = call.args.index(device_arg) if device_arg is not None and string_value(device_arg.value) == "cuda" else None
             # torch.amp.GradScaler's device defaults to "cuda": a kept scaler without one would
             # disable itself on Neuron and float16 would train unscaled.
-            implicit = first is None and not any(arg.star or arg.keyword is not None and arg.keyword.value == "device" for arg in call.args)
+            implicit = device_arg is None and not any(arg.star for arg in call.args)
+            cuda_first = cuda_at is not None
             new_device = cst.parse_expression(device if self.options.style == "accelerator" else '"neuron"')
 
             def port(updated: cst.CSTNode) -> cst.CSTNode:
                 assert isinstance(updated, cst.Call)
                 args = list(updated.args)
-                if cuda_first:
-                    args[0] = args[0].with_changes(value=new_device)
+                if cuda_at is not None:
+                    args[cuda_at] = args[cuda_at].with_changes(value=new_device)
                 elif implicit:
                     return _gated(with_args(updated, [cst.Arg(new_device), *args]), gate)
                 return _gated(updated.with_changes(args=args), gate)
@@ -202,9 +211,20 @@ class GradScalerRule(Rule):
     def _disable(self, binding: _Binding, state_uses: list[cst.CSTNode]) -> None:
         func = self._amp_scaler_func()
         why = binding.blocked_by or "it is not assigned directly to a name"
+        call = binding.call
+        device = _device_arg(call) if self.qualified(call.func) & _AMP_SCALER else None
+        # A device the user computes (deepspeed's get_accelerator().device_name()) is kept: only
+        # a "cuda" literal, which a disabled scaler does not need, is dropped.
+        kept = [] if device is None or string_value(device.value) is not None else [call.args.index(device)]
+
+        def disable(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            now = [updated.args[index].with_changes(comma=cst.MaybeSentinel.DEFAULT) for index in kept]
+            return with_args(updated.with_changes(func=func, args=[]), [*now, keyword_arg("enabled", cst.Name("False"))])
+
         self.replace(
             binding.call,
-            lambda n: n.with_changes(func=func, args=[keyword_arg("enabled", cst.Name("False"))]),  # type: ignore[attr-defined]
+            disable,
             f"GradScaler -> GradScaler(enabled=False), a pass-through under bfloat16 (not removed: {why})",
             code="NRN205",
             safety=self._cross_file,
@@ -406,6 +426,22 @@ class _ScalerFinder(cst.CSTVisitor):
             if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
                 return method, line
         return None, node
+
+
+_CUDA_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"})
+_AMP_SCALER = GRAD_SCALER - _CUDA_SCALER
+
+
+def _device_arg(call: cst.Call) -> cst.Arg | None:
+    """torch.amp.GradScaler's device: ``device=`` or the first positional argument. A number
+    first is torch.cuda.amp's ``init_scale`` (a name imported from either module)."""
+    keyword = next((arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "device"), None)
+    if keyword is not None:
+        return keyword
+    first = positional(call, 0)
+    if first is None or isinstance(first.value, (cst.Integer, cst.Float, cst.BinaryOperation, cst.UnaryOperation)):
+        return None
+    return first
 
 
 def _gated(call: cst.Call, gate: str | None) -> cst.Call:

@@ -22,6 +22,7 @@ from porter.rules._lib.precision import (
     half_for_storage,
     half_tensor_call,
     in_comparison,
+    in_dtype_list,
     owned_test,
 )
 
@@ -55,7 +56,9 @@ class HalfToBf16(Rule):
         file) is not mixed precision and is left alone; so is a cast in the branch of a float16
         dtype test (``m.half() if x.dtype is torch.float16 else m``: it matches a value this rule
         does not change). float16 in a kept table of named options (``DTYPES = {"16-true":
-        torch.float16, "bf16-true": torch.bfloat16}``) is the user's choice: kept, NRN208 marker. Comparisons (``x.dtype == torch.float16``) are left alone:
+        torch.float16, "bf16-true": torch.bfloat16}``) is the user's choice: kept, NRN208 marker. So is
+        float16 in a list/tuple/set of dtypes (``valid = (torch.float16, torch.bfloat16)``: a table of
+        supported dtypes, where bfloat16 would appear twice), left as written. Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
         not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
@@ -163,6 +166,8 @@ class HalfToBf16(Rule):
             return
         if in_comparison(node, self.parent) or autocast_dtype_argument(node, self.parent, self.qualified):
             return
+        if in_dtype_list(node, self.parent, self.qualified):
+            return  # a table of supported dtypes: bfloat16 is in it already, or would be twice
         if _dict_key(node, self.parent(node)):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
         if fp16_paired(node, self.parent, self.qualified) or self._explicit(node) or self._option_table(node):

@@ -45,6 +45,16 @@ def _imports_os(statement: cst.CSTNode) -> bool:
     return False
 
 
+def _entry_point(module: cst.Module) -> bool:
+    """The module runs as a script: a top-level ``if __name__ == "__main__":``."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and isinstance(statement.test, cst.Comparison):
+            parts = [statement.test.left, *(t.comparator for t in statement.test.comparisons)]
+            if any(isinstance(part, cst.Name) and part.value == "__name__" for part in parts):
+                return True
+    return False
+
+
 class HfAsyncLoad(Rule):
     """Switch off Transformers' asynchronous weight loading before Transformers is imported.
 
@@ -79,7 +89,9 @@ class HfAsyncLoad(Rule):
         Safe: weights load sequentially (slower start-up for very large checkpoints, same
         weights). Only module-level imports are seen: a file that imports transformers only
         inside a function, or only through another module of the project, gets nothing.
-        Runs only in files that are being ported.
+        Runs only in files that are being ported; in a repository port (``repo_in_port``) only
+        in entry scripts (a top-level ``if __name__ == "__main__":``): the variable matters once
+        per process, before its first transformers import, not in every library module.
     """
 
     code: ClassVar[str] = "NRN821"
@@ -93,6 +105,8 @@ class HfAsyncLoad(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         if not self.options.hf_async_load_env or ENV_NAME in self.context.text:
             return
+        if self.options.repo_in_port and not _entry_point(node):
+            return  # a repository port: set once where the process starts, not in every library module
         os_imported = False
         for statement in node.body:
             if _imports_hf(statement):

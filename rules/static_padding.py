@@ -16,7 +16,10 @@ from porter.rules._lib.tree import child_index
 
 PAD_MULTIPLE = 128  # SBUF/PSUM partition width (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile)); not a documented Neuron padding rule
 _TOKENIZER_NAME = re.compile(r"(?i)(tokenizer|tokeniser|^tok$|_tok$|processor)$")
-_TOKENIZER_METHODS = frozenset({"encode_plus", "batch_encode_plus", "__call__"})
+_TOKENIZER_METHODS = frozenset({"encode_plus", "batch_encode_plus", "__call__", "pad"})
+# Padding to the batch's own longest sequence inside a collate function (issue 16 §5).
+_PAD_TO_LONGEST = frozenset({"torch.nn.utils.rnn.pad_sequence"})
+_COLLATE_NAME = re.compile(r"(?i)collat")
 _COLLATORS = frozenset(
     {
         "DataCollatorWithPadding",
@@ -33,10 +36,12 @@ _MODEL_NAME = re.compile(r"(?i)(model|lm|net|generator|policy|llm|unwrapped)")
 
 
 def _pad_value(call: cst.Call) -> str | None:
-    """``padding=True`` -> "true", ``padding="longest"`` -> "longest", else None (nothing to do)."""
+    """``padding=True`` -> "true", ``padding="longest"`` -> "longest", else None (nothing to do).
+    ``tokenizer.pad(features)`` pads to the longest by default (its ``padding=True``)."""
     arg = keyword(call, "padding")
     if arg is None:
-        return None
+        plain = [a for a in call.args if a.keyword is None]
+        return "true" if method_name(call) == "pad" and len(plain) == 1 else None
     if isinstance(arg.value, cst.Name) and arg.value.value == "True":
         return "true"
     if string_value(arg.value) == "longest":
@@ -125,16 +130,20 @@ class StaticPadding(Rule):
         class is left alone, and a receiver not in view (a function parameter) gets an NRN715
         marker instead of an edit. Collators are matched by
         qualified name (``transformers.DataCollatorWithPadding``), any import spelling.
+        ``tokenizer.pad(features)`` pads to the longest by default and is treated as
+        ``padding=True``. A ``pad_sequence(...)`` in a collate function (named ``*collate*`` or
+        passed as ``collate_fn=``) gets an NRN716 marker only: it takes no target length.
     """
 
     code: ClassVar[str] = "NRN711"
     name: ClassVar[str] = "static-padding"
     summary: ClassVar[str] = 'tokenizer padding=True/"longest" -> "max_length" (or pad_to_multiple_of=128); HF collators padded to a fixed multiple'
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("padding", "DataCollator")
+    triggers: ClassVar[tuple[str, ...]] = ("padding", "DataCollator", ".pad(", "pad_sequence")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN712": "Hugging Face data collator -> pad_to_multiple_of=<truncation length> or 128 (bounded sequence shapes)",
         "NRN715": "padding tokenizer call on an object not shown to be a Hugging Face tokenizer: review marker (no keyword inserted)",
+        "NRN716": "collate function pads each batch to its longest sequence (pad_sequence): review marker",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
@@ -145,6 +154,9 @@ class StaticPadding(Rule):
         collator = self._collator(node)
         if collator is not None:
             self._pad_collator(node, collator)
+            return
+        if self.matches(node.func, *_PAD_TO_LONGEST):
+            self._collate_pad(node)
             return
         if self._is_tokenizer_call(node) and _pad_value(node) is not None and keyword(node, "pad_to_multiple_of") is None:
             receiver = node.func.value if isinstance(node.func, cst.Attribute) else node.func
@@ -159,6 +171,23 @@ class StaticPadding(Rule):
                     code="NRN715",
                 )
 
+    def _collate_pad(self, call: cst.Call) -> None:
+        """``pad_sequence(...)`` in a collate function (named ``*collat*`` or passed as
+        ``collate_fn=``): each batch is padded to its own longest sequence. pad_sequence takes no
+        target length, so a marker says what to do."""
+        function = next((a for a in self.ancestors(call) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return
+        name = function.name.value
+        if not _COLLATE_NAME.search(name) and name not in self._collate_fns:
+            return
+        self.mark(
+            call,
+            f"{name} pads each batch to its own longest sequence (a new shape, so a Neuron compile, per batch): "
+            "pad to a fixed max_length, or up to a multiple of 128 (e.g. torch.nn.functional.pad after pad_sequence)",
+            code="NRN716",
+        )
+
     def _collator(self, call: cst.Call) -> str | None:
         for name in self.qualified(call.func):
             head, _, last = name.rpartition(".")
@@ -171,6 +200,12 @@ class StaticPadding(Rule):
         # A call that pads to max_length (as written, or after NRN711) fixes the length too: a
         # collator padding its batches to 128 would grow every batch past it.
         self._max_lengths: list[cst.BaseExpression] = []
+        self._collate_fns: set[str] = set()
+        if "collate_fn" in self.context.text:
+            for current in child_index(self).find(node, cst.Arg):
+                assert isinstance(current, cst.Arg)
+                if current.keyword is not None and current.keyword.value == "collate_fn" and isinstance(current.value, cst.Name):
+                    self._collate_fns.add(current.value.value)
         if "max_length" not in self.context.text:
             return
         for current in child_index(self).find(node, cst.Call):

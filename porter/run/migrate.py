@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable, Container, Generator, Iterator, Mapping
@@ -178,7 +179,9 @@ class Migration:
         cache = self._cache()
         want_diff = self.options.diffs or self.options.patch_file is not None
         writes = bool(self.options.write or self.options.out_dir or self.options.git_branch)
-        options = [_file_options(target, root) for target, root in owned]
+        projects = _Projects()
+        in_port = _projects_in_port(owned, projects)
+        options = [_file_options(target, root, projects.of(target, root) in in_port) for target, root in owned]
         batch = run_batch(targets, options, self.jobs, cache, self.stats, self.on_start, writes)
         try:
             for index, result, cached in batch:
@@ -319,10 +322,65 @@ def _root(raw: str, overrides: dict[str, object], options: MigrateOptions) -> _R
     return _Root(normalized, config, engine, exclude, ignores, os.path.abspath(repo or folder), repo and os.path.abspath(repo))
 
 
-def _file_options(target: Target, root: _Root) -> Options:
-    """The root's options, with the ``per-file-ignores`` codes of this file suppressed."""
+def _file_options(target: Target, root: _Root, repo_in_port: bool = False) -> Options:
+    """The root's options, with the ``per-file-ignores`` codes of this file suppressed, and
+    ``repo_in_port`` for a Python file of a repository that is being ported."""
     codes = ignored_for(target.path, root.config.root, root.ignores)
-    return root.options.with_changes(suppress=codes) if codes else root.options
+    options = root.options.with_changes(suppress=codes) if codes else root.options
+    return options.with_changes(repo_in_port=True) if repo_in_port and target.path.endswith(".py") else options
+
+
+# A CUDA-ism, or code that already targets Neuron (the engine's _TARGETS_NEURON): a repository
+# with one in any file is being ported, so the performance rules run on all its Python files.
+_PORTED_REPO = re.compile(rb"""cuda|nccl|NCCL|["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
+
+
+def _projects_in_port(owned: list[tuple[Target, _Root]], projects: _Projects) -> set[str]:
+    """The projects of a directory port in which some Python file has a CUDA-ism or targets
+    Neuron (issue 16 §5: the training engine module of a ported repository holds the hot loop,
+    often with no ``cuda`` string of its own)."""
+    found: set[str] = set()
+    for target, root in owned:
+        if target.error or not target.path.endswith(".py") or not os.path.isdir(root.path):
+            continue
+        project = projects.of(target, root)
+        if project in found:
+            continue
+        try:
+            with open(target.path, "rb") as handle:
+                data = handle.read(root.options.max_file_size)
+        except OSError:
+            continue  # the batch reports it for this file
+        if _PORTED_REPO.search(data):
+            found.add(project)
+    return found
+
+
+_PROJECT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
+
+
+class _Projects:
+    """The project a file belongs to: the nearest folder (up to its repository) holding a
+    ``.git``, ``pyproject.toml``, ``setup.py`` or ``setup.cfg``, else the repository: a folder
+    of several checkouts is not one repository. Directory scans are cached."""
+
+    def __init__(self) -> None:
+        self._marked: dict[str, bool] = {}
+
+    def of(self, target: Target, root: _Root) -> str:
+        top = root.repo
+        folder = os.path.dirname(os.path.abspath(target.path))
+        while inside(folder, top) and folder != top:
+            if self._is_project(folder):
+                return folder
+            folder = os.path.dirname(folder)
+        return top
+
+    def _is_project(self, folder: str) -> bool:
+        known = self._marked.get(folder)
+        if known is None:
+            known = self._marked[folder] = any(os.path.exists(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS)
+        return known
 
 
 def _assign_out(roots: list[_Root], out_dir: str) -> None:

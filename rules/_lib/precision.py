@@ -33,6 +33,7 @@ GRAD_SCALER = frozenset(
         "torch.cuda.amp.grad_scaler.GradScaler",
         "torch.amp.GradScaler",
         "torch.amp.grad_scaler.GradScaler",
+        "torch.GradScaler",  # the same class (torch >= 2.3)
     }
 )
 # Loss-scaler wrapper classes of timm (DeiT, MAE and BEiT import them): they own a GradScaler('cuda').
@@ -175,6 +176,8 @@ def _resolved(node: cst.BaseExpression, qualify: Qualify, bound: Bindings, depth
         return False
     if qualify(node) & (FP16_DTYPES | KEPT_DTYPES) or string_value(node) is not None:
         return True
+    if isinstance(node, cst.Name) and node.value == "None":
+        return True  # autocast's own default dtype, the same before and after the port
     if isinstance(node, cst.IfExp):
         return _resolved(node.body, qualify, bound, depth - 1) and _resolved(node.orelse, qualify, bound, depth - 1)
     if isinstance(node, cst.Subscript) and isinstance(node.value, cst.Dict):  # {"float16": torch.float16, ...}[dtype]
@@ -259,6 +262,48 @@ def in_comparison(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTN
     return isinstance(parent, (cst.Comparison, cst.ComparisonTarget))
 
 
+_FP16_WORD = re.compile(r"(?i)(^|_)(fp16|float16|half)($|_)")
+
+
+def _names_fp16(node: cst.BaseExpression, qualify: Qualify, bound: Bindings) -> bool:
+    """``node`` reads a float16 option from outside the file: a value compared with a
+    ``"fp16"``-like string or ``torch.float16`` (``precision == "fp16"``), or a name such as
+    ``args.fp16``. A variable this file sets to dtype names (nanoGPT's ``dtype``) is not one:
+    its float16 value is in the inventory already, and is ported or marked there."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Comparison):
+            parts = _compared(current)
+            if any(string_value(part) in _FP16_LABELS or qualify(part) & FP16_DTYPES for part in parts):
+                others = [p for p in parts if string_value(p) is None and not qualify(p) & (FP16_DTYPES | KEPT_DTYPES)]
+                if any(not _resolved(p, qualify, bound, 4) for p in others):
+                    return True
+            continue
+        if isinstance(current, (cst.Name, cst.Attribute)):
+            last = current.value if isinstance(current, cst.Name) else current.attr.value
+            if _FP16_WORD.search(last) and not _resolved(current, qualify, bound, 4):
+                return True
+            if isinstance(current, cst.Attribute):
+                continue
+        stack.extend(current.children)
+    return False
+
+
+_OTHER_DTYPES = frozenset({"torch.bfloat16", "torch.float32", "torch.float", "torch.float64", "torch.double"})
+
+
+def in_dtype_list(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> bool:
+    """Whether ``node`` is one element of a list/tuple/set literal that names other dtypes too
+    (``valid = (torch.float16, torch.bfloat16, torch.float32)``, deepspeed's bucket dtypes): a
+    table of supported dtypes, which bfloat16 in place of float16 would only duplicate."""
+    element = parent_of(node)
+    container = parent_of(element) if isinstance(element, cst.Element) else None
+    if not isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    return any(qualify(other.value) & _OTHER_DTYPES for other in container.elements if other is not element)
+
+
 def inventory(
     module: cst.Module,
     qualify: Qualify,
@@ -270,6 +315,7 @@ def inventory(
     """Every float16 source of the file, with the rule that ports it (None: not portable)."""
     finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
     finder.code_of = module.code_for_node
+    finder.autocast_elsewhere = not re.search(r"\bautocast\s*\(", text)  # get_autocast(...) builds one elsewhere
     visit_original(index, module, finder)
     return Inventory(finder.sources)
 
@@ -291,6 +337,7 @@ class _Fp16Finder(cst.CSTVisitor):
         self.accelerator_file = accelerator_file
         self.sources: list[Fp16Source] = []
         self.code_of: Callable[[cst.CSTNode], str] = lambda n: ""
+        self.autocast_elsewhere = False  # no autocast in this file: its precision is chosen in another
 
     def _add(self, node: cst.CSTNode, what: str, *codes: str | None) -> None:
         self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c)))
@@ -312,7 +359,7 @@ class _Fp16Finder(cst.CSTVisitor):
         if isinstance(parent, cst.Attribute) and (parent.attr is node or parent.value is node):
             return  # only whole dotted chains
         names = self.qualify(node)
-        if names & FP16_DTYPES and not in_comparison(node, self.parent_of):
+        if names & FP16_DTYPES and not in_comparison(node, self.parent_of) and not in_dtype_list(node, self.parent_of, self.qualify):
             chosen = explicit_choice(node, self.parent_of, self.qualify, self.code_of)
             if chosen is not None:
                 self._add(node, f"torch.float16 chosen by {chosen}", None)
@@ -336,6 +383,19 @@ class _Fp16Finder(cst.CSTVisitor):
             self._add(node, ".half()" if chosen is None else f".half() chosen by {chosen}", None if chosen else FP16_CODE)
             return
         names = self.qualify(node.func)
+        if names & GRAD_SCALER:
+            test = float16_branch(node, self.parent_of, self.qualify)
+            if test is not None:
+                self._add(node, f"it is built only when float16 is chosen: if {self.code_of(test)}", None)
+                return
+            switch = self._fp16_switch(node)
+            if switch is not None:
+                self._add(node, f"it is enabled by the float16 option: enabled={self.code_of(switch)}", None)
+            elif self.autocast_elsewhere:
+                option = self._precision_option(node)
+                if option is not None:
+                    self._add(node, f"it is built for the precision option `{option}`, whose autocast is in another file", None)
+            return
         if "builtins.getattr" in names or dotted(node.func) == "getattr":
             self._getattr(node)
             return
@@ -348,6 +408,41 @@ class _Fp16Finder(cst.CSTVisitor):
             self._autocast(node, autocast_args(node.args, True))
         elif names & AUTOCAST:
             self._autocast(node, autocast_args(node.args, False))
+
+    def _precision_option(self, call: cst.Call) -> str | None:
+        """The user's precision test that builds or enables this scaler (open_clip's
+        ``if args.precision == "amp":``), when its autocast is not in view: that option may
+        select float16, so the scaler it builds is the float16 run's loss scaling."""
+        enabled = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "enabled"), None)
+        literal = isinstance(enabled, cst.Name) and enabled.value in {"True", "False"}
+        if enabled is not None and not literal:
+            text = self.code_of(enabled)
+            if PRECISION_LABEL.search(text) and _user_test(enabled, self.qualify):
+                return text
+        child: cst.CSTNode = call
+        parent = self.parent_of(child)
+        while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is parent.body:
+                text = self.code_of(parent.test)
+                if PRECISION_LABEL.search(text) and _user_test(parent.test, self.qualify):
+                    return text
+            child, parent = parent, self.parent_of(parent)
+        return None
+
+    def _fp16_switch(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The scaler's ``enabled=`` when it names a float16 option (``precision == "fp16"``,
+        ``args.fp16``), also through a local name (speechbrain's ``gradscaler_enabled = ...``):
+        float16 stays selectable by the user, whatever this file's autocasts say."""
+        enabled = next((arg.value for arg in call.args if arg.keyword is not None and arg.keyword.value == "enabled"), None)
+        if enabled is None:
+            return None
+        values: list[cst.BaseExpression] = [enabled]
+        if isinstance(enabled, (cst.Name, cst.Attribute)):
+            values += [value for value in self.bound.get(dotted(enabled) or "", []) if value is not None]
+        for value in values:
+            if _names_fp16(value, self.qualify, self.bound):
+                return enabled
+        return None
 
     def _getattr(self, node: cst.Call) -> None:
         first, second = positional(node, 0), positional(node, 1)
@@ -559,10 +654,21 @@ def _user_test(test: cst.BaseExpression, qualify: Qualify) -> bool:
     if owned_test(test, qualify):
         return False
     for node in _comparisons(test):
-        parts = [node.left, *(target.comparator for target in node.comparisons)]
-        if any(qualify(part) & (FP16_DTYPES | KEPT_DTYPES) for part in parts):
+        if any(qualify(part) & (FP16_DTYPES | KEPT_DTYPES) for part in _compared(node)):
             return False
     return True
+
+
+def _compared(comparison: cst.Comparison) -> list[cst.BaseExpression]:
+    """The operands of a comparison, with the elements of a literal tuple/list/set
+    (``x.dtype in (torch.float16, torch.bfloat16)``)."""
+    parts: list[cst.BaseExpression] = []
+    for part in [comparison.left, *(target.comparator for target in comparison.comparisons)]:
+        if isinstance(part, (cst.Tuple, cst.List, cst.Set)):
+            parts.extend(element.value for element in part.elements)
+        else:
+            parts.append(part)
+    return parts
 
 
 def _comparisons(test: cst.BaseExpression) -> list[cst.Comparison]:
@@ -597,11 +703,31 @@ def fp16_paired(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNod
     while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
         if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
             for comparison in _comparisons(parent.test):
-                parts = [comparison.left, *(target.comparator for target in comparison.comparisons)]
-                if any(qualify(part) & FP16_DTYPES for part in parts):
+                if any(qualify(part) & FP16_DTYPES for part in _compared(comparison)):
                     return True
         child, parent = parent, parent_of(parent)
     return False
+
+
+_FP16_LABELS = frozenset({"float16", "fp16", "half", "16", "16-mixed", "16-true"})
+
+
+def float16_branch(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> cst.BaseExpression | None:
+    """The test of the ``if`` whose body holds ``node`` and that selects float16
+    (``if get_autocast_dtype() == torch.float16:``, ``if args.dtype == "fp16":``), or None: a
+    GradScaler built there exists only for a float16 run, whatever the rest of the file does."""
+    child: cst.CSTNode = node
+    parent = parent_of(child)
+    while parent is not None and not isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        if isinstance(parent, (cst.If, cst.IfExp)) and child is parent.body:
+            for comparison in _comparisons(parent.test):
+                if not all(isinstance(target.operator, (cst.Equal, cst.Is)) for target in comparison.comparisons):
+                    continue
+                parts = [comparison.left, *(target.comparator for target in comparison.comparisons)]
+                if any(qualify(part) & FP16_DTYPES or string_value(part) in _FP16_LABELS for part in parts):
+                    return parent.test
+        child, parent = parent, parent_of(parent)
+    return None
 
 
 def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> str | None:
