@@ -21,7 +21,7 @@ from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 from porter.engine.changes import Change
 from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
-from porter.engine.options import Options
+from porter.engine.options import TARGETS_NEURON, Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
@@ -29,8 +29,7 @@ from porter.engine.suppress import Suppressions, drop_suppressed, skip_file
 from porter.engine.textio import SourceError, check_bytes, decode_source, port_from_disk
 from porter.engine.verify import had_fallback, verify_port, verify_tree
 
-# A file already written for Neuron is "being ported" even with no CUDA-ism left.
-_TARGETS_NEURON = re.compile(r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
+_TARGETS_NEURON = re.compile(TARGETS_NEURON)
 
 
 def migrate_file(path: str, options: Options | None = None, display_path: str | None = None) -> FileResult:

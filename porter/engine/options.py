@@ -6,6 +6,10 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
+# Text that shows a file already written for Neuron: such a file is "being ported" even with no
+# CUDA-ism left (the engine), and so is its repository (the run's repository-wide scope).
+TARGETS_NEURON = r"""["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx"""
+
 Style = Literal["neuron", "accelerator"]
 
 DEFAULT_MAX_FILE_SIZE = 4 * 1024 * 1024  # bytes; larger files are refused, not parsed

@@ -22,7 +22,7 @@ from collections.abc import Callable, Container, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from porter.engine.options import Options
+from porter.engine.options import TARGETS_NEURON, Options
 from porter.engine.results import FileResult, Success
 from porter.run.config import (
     Config,
@@ -330,9 +330,9 @@ def _file_options(target: Target, root: _Root, repo_in_port: bool = False) -> Op
     return options.with_changes(repo_in_port=True) if repo_in_port and target.path.endswith(".py") else options
 
 
-# A CUDA-ism, or code that already targets Neuron (the engine's _TARGETS_NEURON): a repository
-# with one in any file is being ported, so the performance rules run on all its Python files.
-_PORTED_REPO = re.compile(rb"""cuda|nccl|NCCL|["']neuron(?::\d+)?["']|\bneuron:\{|\.neuron\b|torch_neuronx""")
+# A CUDA-ism, or code that already targets Neuron: a repository with one in any file is being
+# ported, so the performance rules run on all its Python files.
+_PORTED_REPO = re.compile(rb"cuda|nccl|NCCL|" + TARGETS_NEURON.encode())
 
 
 def _projects_in_port(owned: list[tuple[Target, _Root]], projects: _Projects) -> set[str]:
