@@ -219,13 +219,14 @@ class HalfToBf16(Rule):
         """Keep (and mark) float16 in a table of named precisions that is kept for later lookups
         (``DTYPES = {"16-true": torch.float16, "bf16-true": torch.bfloat16}``): its keys are the
         user's options, and an fp16 key must still mean float16. A table subscripted where it is
-        written (nanoGPT's ``{...}[dtype]``) only translates a name the port chose, and is ported."""
+        written (nanoGPT's ``{...}[dtype]``) only translates a name the port chose, and is ported,
+        unless its key is a parameter or an attribute (``{...}[precision]``): the caller's option."""
         element = self.parent(node)
         table = self.parent(element) if isinstance(element, cst.DictElement) and element.value is node else None
         if not isinstance(table, cst.Dict) or string_value(element.key) is None:  # type: ignore[union-attr]
             return False
         outer = self.parent(table)
-        if isinstance(outer, cst.Subscript) and outer.value is table:
+        if isinstance(outer, cst.Subscript) and outer.value is table and not self._user_key(outer):
             return False
         if not any(_names_bf16_value(e.value, self.qualified) for e in table.elements if isinstance(e, cst.DictElement)):
             return False
@@ -235,6 +236,26 @@ class HalfToBf16(Rule):
             code=EXPLICIT_CODE,
         )
         return True
+
+    def _user_key(self, subscript: cst.Subscript) -> bool:
+        """The key of ``{...}[key]`` comes from the caller or the command line: a parameter of the
+        enclosing function (litgpt's ``precision``) or an attribute (``args.precision``), not a
+        name the module computes for itself (nanoGPT's ``dtype``, which the port sets)."""
+        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+            return False
+        key = subscript.slice[0].slice.value
+        if isinstance(key, cst.Attribute):
+            return True
+        if not isinstance(key, cst.Name):
+            return False
+        current = self.parent(subscript)
+        while current is not None and not isinstance(current, cst.FunctionDef):
+            current = self.parent(current)
+        if current is None:
+            return False
+        params = current.params
+        every = [*params.posonly_params, *params.params, *params.kwonly_params]
+        return any(param.name.value == key.value for param in every)
 
     def _cuda_half_tensor_call(self, node: cst.Call) -> bool:
         for candidate in (node.func, *(arg.value for arg in node.args[:1])):

@@ -409,6 +409,22 @@ class _Fp16Finder(cst.CSTVisitor):
         elif names & AUTOCAST:
             self._autocast(node, autocast_args(node.args, False))
 
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        """``cfg.torch_dtype == "float16"``: the user's option names float16 as a string (the dtype
+        is made from it elsewhere, ``getattr(torch, name)`` in another module), so float16 stays
+        selectable whatever this file's dtypes say."""
+        if len(node.comparisons) != 1 or not isinstance(node.comparisons[0].operator, (cst.Equal, cst.NotEqual, cst.In, cst.NotIn)):
+            return
+        for one, other in ((node.left, node.comparisons[0].comparator), (node.comparisons[0].comparator, node.left)):
+            # an attribute or a key (cfg.torch_dtype, args["dtype"]) is the user's; a bare name may be
+            # one the module computes and the port sets (nanoGPT's dtype = "bfloat16" if ... else "float16")
+            strings = [e.value for e in one.elements] if isinstance(one, (cst.Tuple, cst.List, cst.Set)) else [one]
+            named = next((string for string in strings if string_value(string) in _FP16_OPTION_NAMES), None)
+            if named is not None and isinstance(other, (cst.Attribute, cst.Subscript)):
+                if _user_test(node, self.qualify):
+                    self._add(node, f"the option {self.code_of(named)} selects it", None)
+                return
+
     def _precision_option(self, call: cst.Call) -> str | None:
         """The user's precision test that builds or enables this scaler (open_clip's
         ``if args.precision == "amp":``), when its autocast is not in view: that option may
@@ -600,6 +616,8 @@ CAPABILITY_PROBES = frozenset(
     }
 )
 # A test naming a precision (``args.fp16``, ``args.amp_dtype == "float16"``, ``mixed_precision == "fp16"``).
+# Option values that name float16 (``--dtype float16``, ``precision: fp16``, Lightning's "16-mixed").
+_FP16_OPTION_NAMES = frozenset({"float16", "fp16", "half", "16-mixed", "16-true"})
 PRECISION_LABEL = re.compile(r"(?i)fp16|bf16|float16|half|precision|dtype")
 EXPLICIT_CODE = "NRN208"  # rules/half_precision.py: the marker on a float16 choice kept as written
 
@@ -732,7 +750,8 @@ def float16_branch(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CST
 
 def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> str | None:
     """Why ``x.half()`` is not mixed precision (rounding ``x.half().float()``, a half checkpoint
-    ``torch.save(model.half().state_dict(), ...)``), or None."""
+    ``torch.save(model.half().state_dict(), ...)``, or one built in place and saved later in the
+    function), or None."""
     parent = parent_of(call)
     receiver = call.func.value if isinstance(call.func, cst.Attribute) else None
     if isinstance(receiver, cst.Call) and qualify(receiver.func) & _COPY_CALLS:
@@ -748,7 +767,43 @@ def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTN
         if isinstance(node, (cst.DictComp, cst.ListComp)) and _reads_state_dict(node.for_in.iter):
             return "a half-precision copy of a state_dict"
         node = parent_of(node)
+    if _saved_in_function(call, parent_of, qualify):
+        return "a checkpoint saved in half precision"
     return None
+
+
+def _root_name(node: cst.BaseExpression) -> str | None:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else None
+
+
+def _saved_in_function(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None], qualify: Qualify) -> bool:
+    """``ckpt["model"].half()`` / ``state[k] = v.half()`` in a function that then saves ``ckpt`` /
+    ``state`` (``torch.save(ckpt, path)``): a half checkpoint built in place, not training compute.
+    The names: the root of the receiver and the roots of the assignment's targets."""
+    names = {_root_name(call.func.value)} if isinstance(call.func, cst.Attribute) else set()
+    node: cst.CSTNode | None = parent_of(call)
+    while node is not None and not isinstance(node, cst.FunctionDef):
+        if isinstance(node, cst.Assign):
+            names |= {_root_name(target.target) for target in node.targets}
+        node = parent_of(node)
+    names.discard(None)
+    if node is None or not names:
+        return False
+
+    class _Saves(cst.CSTVisitor):
+        saved = False
+
+        def visit_Call(self, inner: cst.Call) -> None:
+            method = inner.func.attr.value if isinstance(inner.func, cst.Attribute) else None
+            if (qualify(inner.func) & SAVE_CALLS or method in _SAVE_METHODS) and inner.args:
+                if _root_name(inner.args[0].value) in names:
+                    self.saved = True
+
+    finder = _Saves()
+    node.visit(finder)
+    return finder.saved
 
 
 @dataclass
