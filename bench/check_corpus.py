@@ -154,10 +154,12 @@ def _root_cause(report: dict[str, Any]) -> str:
     if crash:
         message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
         return f"crash at {crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
-    for finding in report.get("findings", []):
-        if finding["severity"] == "error":
-            where = f"{finding['file']}:{finding['line']}" if finding.get("file") else "(no line)"
-            return f"{finding['kind']} at {where}: {finding['message'][:200]}"
+    errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
+    if errors:
+        first = errors[0]
+        where = f"{first['file']}:{first['line']}" if first.get("file") else "(no line)"
+        more = f" (+{len(errors) - 1} more: {', '.join(sorted({f['kind'] for f in errors[1:]}))})" if len(errors) > 1 else ""
+        return f"{first['kind']} at {where}: {first['message'][:200]}{more}"
     return str(report.get("verdict"))
 
 
