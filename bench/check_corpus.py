@@ -49,7 +49,7 @@ import corpus  # noqa: E402  (bench/corpus.py: manifest, download, unpack, step-
 
 ROOT = Path(__file__).resolve().parent.parent
 HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
-# What the figures used for --deps (pure-Python or torch-independent; torch itself is porter's).
+# What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
         "gymnasium==1.4.0", "cloudpickle", "farama-notifications")
 
