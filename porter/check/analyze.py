@@ -12,6 +12,7 @@ Severity policy (the issue's exit-code contract):
 from __future__ import annotations
 
 import os
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -182,18 +183,20 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 detail=source.source_line(file, line) or None,
             )
         )
-    grad_mode_switches: dict[Any, int] = defaultdict(int)
+    grad_mode_switches: dict[tuple[Any, str], int] = defaultdict(int)
     for rec in record.get("recompiles", []):
         after = rec.get("step", 0) >= 1
         reason = str(rec.get("reason", ""))
         severity = ERROR if after else INFO
         what = "recompile after warm-up" if after else "recompile during warm-up"
-        if "GLOBAL_STATE changed: grad_mode" in reason and ";" not in reason:
-            # Training <-> evaluation (no_grad) switch: one inference graph per region, compiled
-            # once; only a second switch-driven compile of the same region is instability.
-            grad_mode_switches[rec.get("function")] += 1
-            if grad_mode_switches[rec.get("function")] == 1:
-                severity, what = INFO, "inference graph for evaluation (grad mode switch, compiled once)"
+        switch = _mode_switch(reason)
+        if switch:
+            # Training <-> evaluation switch (no_grad, or model.eval() flipping `.training`): one
+            # graph per mode and region, compiled once and cached (Dynamo keeps both entries); only
+            # a second switch-driven compile of the same region is instability.
+            grad_mode_switches[(rec.get("function"), switch)] += 1
+            if grad_mode_switches[(rec.get("function"), switch)] == 1:
+                severity, what = INFO, f"evaluation graph ({switch} switch, compiled once)"
         out.append(
             Finding(
                 kind="recompile",
@@ -342,6 +345,21 @@ def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], 
         {"file": _rel(file, base), "line": line, "kind": kind, "reason": why, "count": n}
         for (file, line, kind, why), n in sorted(per.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
     )
+
+
+# A guard failure on a module's `training` flag only (Dynamo's text: "0/0: self._modules['x'].training
+# == True" or "L['self'].training == True"): model.eval()/model.train() between calls.
+_TRAINING_GUARD = re.compile(r"^\S+: \S*training == (True|False)\s*(#.*)?$")
+
+
+def _mode_switch(reason: str) -> str | None:
+    """'grad mode' / 'train/eval mode' when a recompile's only failed guard is such a switch."""
+    text = reason.strip()
+    if "GLOBAL_STATE changed: grad_mode" in text and ";" not in text:
+        return "grad mode"
+    if _TRAINING_GUARD.match(text):
+        return "train/eval mode"
+    return None
 
 
 def graphs_of(record: dict[str, Any]) -> tuple[GraphInfo, ...]:

@@ -102,7 +102,14 @@ def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
     if spec.target == "emulated":
         # Never autoload a real torch_neuronx into an emulated run.
         env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
-    if spec.nproc > 1:
+    if spec.nproc > 1 and spawns_ranks(spec.script):
+        # `python train.py` that starts its own ranks: no launcher variables (each child gets its rank
+        # from mp.spawn); the emulated host shows N devices. A stale RANK/LOCAL_RANK=0 inherited by
+        # every child would pin them all to device 0.
+        env.update(LOCAL_WORLD_SIZE=str(spec.nproc))
+        for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE"):
+            env.pop(name, None)
+    elif spec.nproc > 1:
         env.update(
             RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(spec.nproc),
             LOCAL_WORLD_SIZE=str(spec.nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),

@@ -87,3 +87,11 @@ def test_a_pass_without_a_verdict_says_why() -> None:
     assert "never on a one-element tensor" in _no_loss_reason(result(vector), "port")
     assert _no_loss_reason(result(None, timed_out=True), "original") == "the original timed out"
     assert _no_loss_reason(result({"losses": [[0, 1.0]]}), "port") == ""
+
+
+def test_lazy_modules_run_under_the_emulation() -> None:
+    # before: the device mode read .dim() of LazyLinear's UninitializedParameter in its __init__
+    # (ValueError: Attempted to use an uninitialized parameter), so no torchrl MLP script ran
+    code, report = check("lazy_module.py", "--steps", "2")
+    assert report["crash"] is None, report["crash"]
+    assert code == 0 and report["steps_run"] == 2 and report["graphs"]

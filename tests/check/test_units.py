@@ -108,6 +108,23 @@ def test_first_eval_grad_mode_compile_is_not_a_recompile_failure() -> None:
     }
     severities = [(f.severity, f.message.split(" (")[0]) for f in analyze.findings_of(record, "/x/train.py")]
     assert severities == [
-        ("info", "inference graph for evaluation"),
+        ("info", "evaluation graph"),
         ("error", "recompile after warm-up"),
     ]
+
+
+def test_first_train_eval_flag_compile_is_not_a_recompile_failure() -> None:
+    """model.eval() between steps (pyGAT validates every epoch with grad on): Dynamo's guard on
+    `.training` fails once, the eval graph is cached; a second such compile is instability."""
+    def rec(step: int, reason: str) -> dict:
+        return {"function": "forward", "file": "/x/train.py", "line": 9, "reason": reason, "step": step}
+
+    flag = "0/0: self._modules['out_att'].training == True                # kwargs = kwargs or {}  # x.py:110 in f"
+    record = {"reached_device": True, "recompiles": [rec(1, flag), rec(2, "0/1: L['self'].training == False"),
+                                                     rec(3, flag.replace("0/0", "0/2"))]}
+    severities = [(f.severity, f.message.split(" (")[0]) for f in analyze.findings_of(record, "/x/train.py")]
+    assert severities == [("info", "evaluation graph"), ("error", "recompile after warm-up"),
+                          ("error", "recompile after warm-up")]
+    # a size guard next to the flag is not a mode switch
+    mixed = {"reached_device": True, "recompiles": [rec(1, "0/0: L['self'].training == True; tensor 'x' size mismatch")]}
+    assert [f.severity for f in analyze.findings_of(mixed, "/x/train.py")] == ["error"]

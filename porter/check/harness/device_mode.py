@@ -15,6 +15,7 @@ from types import FrameType
 from typing import Any
 
 import torch
+from torch.nn.parameter import is_lazy
 from torch.overrides import TorchFunctionMode
 
 from porter.check.harness import neuron_module
@@ -64,9 +65,17 @@ def tag(t: torch.Tensor, dev: str) -> None:
     Gradients are made by the autograd engine in C++, which never calls the mode, so a hook does it.
     """
     setattr(t, TAG, dev)
+    if is_lazy(t):  # a lazy module's UninitializedParameter takes no hook (it keeps the tag once materialized)
+        return
     if t.requires_grad and t.is_leaf and not getattr(t, _HOOKED, False):
         t.register_post_accumulate_grad_hook(_hook_grad(dev))
         setattr(t, _HOOKED, True)
+
+
+def _sized(t: torch.Tensor) -> bool:
+    """A host tensor with dimensions (mixing it with a device tensor is a finding). A lazy module's
+    UninitializedParameter has no shape yet: reading one raises (LazyLinear's own __init__)."""
+    return not is_lazy(t) and t.dim() > 0
 
 
 class DeviceMode(TorchFunctionMode):
@@ -171,7 +180,7 @@ class DeviceMode(TorchFunctionMode):
                 d = dev_of(a)
                 if d is not None:
                     tagged = d
-                elif a.dim() > 0:
+                elif _sized(a):
                     plain = True
             elif isinstance(a, (list, tuple)):
                 for b in a:
@@ -179,7 +188,7 @@ class DeviceMode(TorchFunctionMode):
                         d = dev_of(b)
                         if d is not None:
                             tagged = d
-                        elif b.dim() > 0:
+                        elif _sized(b):
                             plain = True
         if tagged is None:
             return

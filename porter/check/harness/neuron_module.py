@@ -81,10 +81,16 @@ def current_device() -> int:
     return _current
 
 
-def _distributed_started() -> bool:
-    """init_process_group has run in a launched job: from then on one core per process."""
+def _local_rank() -> int | None:
+    """This process's local rank once init_process_group has run (from then on one core per
+    process), else None. torch_neuronx takes LOCAL_RANK (torchrun), else derives it through the
+    store by host; the emulation is one host, so that is the global rank (mp.spawn ranks)."""
     dist = torch.distributed
-    return "LOCAL_RANK" in os.environ and dist.is_available() and dist.is_initialized()
+    if not (dist.is_available() and dist.is_initialized()):
+        return None
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    return int(dist.get_rank())
 
 
 @_api()
@@ -98,8 +104,8 @@ def set_device(device: Any) -> None:
         raise TypeError(f"'<' not supported between instances of '{type(index).__name__}' and 'int'")
     if index < 0 or index >= device_count():
         raise ValueError(f"Invalid device id: {index}. Valid range is 0 to {device_count() - 1}")
-    if _distributed_started():
-        local = int(os.environ["LOCAL_RANK"])
+    local = _local_rank()
+    if local is not None:
         if index != local:  # C++ std::invalid_argument, a ValueError through pybind11
             raise ValueError(
                 f"Device index {index} is out of range. Valid range is {local} to {local} for this process"

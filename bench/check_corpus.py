@@ -1,0 +1,290 @@
+"""`porter check` on the real-world corpus: which real training scripts does the check verify?
+
+    python bench/check_corpus.py [--deps DIR] [--steps 2] [--only SUBSTRING] [--json OUT] [--keep DIR] [--timeout S]
+
+``--deps DIR``: a folder of the projects' own dependencies that are not porter's (put on PYTHONPATH
+after the project's root; nothing is installed into porter's environment). The figures in the README
+used ``pip install --no-deps --target DIR`` + ``DEPS`` below.
+
+The corpus is ``bench/corpus.py``'s (the pinned archives in ``~/.cache/porter-corpus``, fetched,
+checked and unpacked by its code, imported here). The candidates are its files with a training step
+loop (corpus.py's detector: ``backward()``/optimizer steps in a loop) and an
+``if __name__ == "__main__":`` block. Each candidate is, in order:
+
+1. a Hydra script whose ``config_name`` YAML is not next to it in the archive is **not runnable**
+   (the published wheel carries the script, not its config). Then asked for ``--help`` (corpus.py's ``run_help``: a clean folder, the project's root on PYTHONPATH).
+   An original that cannot print its usage here (a missing dependency, an import error) is
+   **not runnable**, with the reason.
+2. looked up in ``RECIPES``: what the script needs to train (its arguments, and the data files it
+   reads). Real scripts mostly read a dataset, a tokenizer or pretrained weights, or step a simulator:
+   a recipe then says so and the script is **not runnable** (why). Synthetic data is written only in
+   the format the script itself reads; nothing is faked that the script does not read. A script
+   with no recipe is not runnable ("no recipe"), never guessed.
+3. with a runnable recipe: its folder is copied to a temp tree and ported (``porter migrate FOLDER
+   --out``), then ``porter check PORT --against ORIG --steps N --json r.json -- ARGS`` runs with the
+   project's root on PYTHONPATH. Printed per script: exit code, graphs / recompiles / graph breaks,
+   graphs lowered, host syncs per step, the parity verdicts, and the root cause of a failure: the
+   crash or the first failing finding at its file:line, said to be the script's own when the
+   original fails the same way, porter's otherwise.
+
+The verified fraction is verified / runnable (a script the check could run at all).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import corpus  # noqa: E402  (bench/corpus.py: manifest, download, unpack, step-loop detector, --help)
+
+ROOT = Path(__file__).resolve().parent.parent
+HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
+# What the figures used for --deps (never torch: that is porter's own).
+DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
+        "gymnasium==1.4.0", "cloudpickle", "farama-notifications")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one corpus script trains on a CPU: its arguments, or why it cannot here."""
+
+    args: tuple[str, ...] = ()  # "{data}" is the folder make_data wrote
+    needs: str = ""  # non-empty: not runnable, this is why (the data/weights/simulator it reads)
+    nproc: int = 1
+
+
+# Per script (corpus key), what it reads. Read from each script's source and --help.
+_TORCHTUNE = "a torchtune YAML config naming a pretrained checkpoint and tokenizer (downloaded weights) and a Hugging Face dataset"
+_TORCHRL_ENV = "a simulator environment ({env}) that generates its training data"
+RECIPES: dict[str, Recipe] = {
+    **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
+        "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
+        "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed", "full_finetune_distributed",
+        "full_finetune_single_device", "knowledge_distillation_distributed", "knowledge_distillation_single_device",
+        "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_distributed", "lora_finetune_single_device",
+        "ppo_full_finetune_single_device", "qat_distributed", "qat_lora_finetune_distributed")},
+    "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
+        needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
+    # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
+    "torchrl-0.14.1/sota-implementations/bandits/dqn.py": Recipe(
+        ("--dataset", "synthetic", "--n_steps", "4", "--batch_size", "32", "--n_cells", "16")),
+    **{f"torchrl-0.14.1/benchmarks/{name}.py": Recipe(
+        needs=f"a CUDA device: a CUDA-event timing / memory benchmark (no optimizer) that returns early on any other device ({name}.py, `if device.type != \"cuda\"`)")
+       for name in ("bench_rnn_backward", "bench_rnn_recompute_memory")},
+    "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
+        needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
+}
+
+
+def missing_hydra_config(f: corpus.CorpusFile) -> str | None:
+    """The ``config_name`` YAML a ``@hydra.main`` script needs when it is not next to it, else None."""
+    try:
+        tree = ast.parse(f.source.read_bytes())
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("hydra.main", "main") and node.keywords:
+            words = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+            if "config_name" not in words:
+                continue
+            name = str(words["config_name"])
+            folder = f.source.parent / str(words.get("config_path") or "")
+            if not (folder / f"{name}.yaml").exists():
+                return f"{name}.yaml"
+    return None
+
+
+def _main_block(tree: ast.Module) -> bool:
+    return any(
+        isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+        and n.test.left.id == "__name__"
+        and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in n.test.comparators)
+        for n in tree.body
+    )
+
+
+def candidates(files: list[corpus.CorpusFile]) -> list[corpus.CorpusFile]:
+    """Corpus scripts with a training step loop and a __main__ block."""
+    out = []
+    for f in files:
+        data = f.source.read_bytes()
+        if corpus.facts(data, f.key).step_loop != "train":
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError):
+            continue
+        if _main_block(tree):
+            out.append(f)
+    return out
+
+
+@dataclass
+class Outcome:
+    key: str
+    status: str  # verified / failed / not runnable
+    why: str = ""
+    exit: int | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def _path(root: Path, deps: Path | None) -> str:
+    return os.pathsep.join([str(root), *([str(deps)] if deps else [])])
+
+
+def _env(root: Path, deps: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PORTER_"))}
+    env.update(PYTHONPATH=_path(root, deps), PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
+def _root_cause(report: dict[str, Any]) -> str:
+    """The crash at its line, or the first failing finding at its line, or the parity pass without a verdict."""
+    crash = report.get("crash")
+    if crash:
+        message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
+        return f"crash at {crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
+    errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
+    if errors:
+        first = errors[0]
+        where = f"{first['file']}:{first['line']}" if first.get("file") else "(no line)"
+        more = f" (+{len(errors) - 1} more: {', '.join(sorted({f['kind'] for f in errors[1:]}))})" if len(errors) > 1 else ""
+        return f"{first['kind']} at {where}: {first['message'][:200]}{more}"
+    return str(report.get("verdict"))
+
+
+def _summary(report: dict[str, Any]) -> dict[str, Any]:
+    graphs = report.get("graphs", [])
+    kinds = [f["kind"] for f in report.get("findings", [])]
+    passes = (report.get("parity") or {}).get("passes", [])
+    return {
+        "graphs": len(graphs),
+        "lowered": sum(1 for g in graphs if g.get("lowered")),
+        "recompiles": kinds.count("recompile"),
+        "graph_breaks": kinds.count("graph-break"),
+        "syncs_per_step": (report.get("syncs_per_step") or {}).get("per step (findings)"),
+        "steps_run": report.get("steps_run"),
+        "step_counter": report.get("step_counter"),
+        "parity": [p["verdict"] for p in passes],
+    }
+
+
+def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, work: Path,
+              deps: Path | None) -> Outcome:
+    folder = f.source.parent
+    rel = folder.relative_to(f.root)
+    orig_dir, port_dir = work / "orig" / f.project / rel, work / "port" / f.project / rel
+    shutil.copytree(folder, orig_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    migrate = subprocess.run(
+        [sys.executable, "-m", "porter", "migrate", str(orig_dir), "--out", str(port_dir), "--no-cache", "--no-diff",
+         "--no-progress", "-q"], cwd=ROOT, capture_output=True, text=True,
+    )
+    port, orig = port_dir / f.source.name, orig_dir / f.source.name
+    if not port.exists():
+        return Outcome(f.key, "failed", f"porter's: migrate wrote no port (exit {migrate.returncode}): {migrate.stderr[-300:]}")
+    data = work / "data" / f.project / rel
+    data.mkdir(parents=True, exist_ok=True)
+    args = [a.replace("{data}", str(data)) for a in recipe.args]
+    report_path = work / "reports" / (f.key.replace("/", "__") + ".json")
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "porter", "check", str(port), "--against", str(orig), "--steps", str(steps),
+               "--nproc", str(recipe.nproc), "--timeout", str(timeout), "--json", str(report_path), "--", *args]
+    done = subprocess.run(command, cwd=ROOT, env=_env(f.root, deps), capture_output=True, text=True, timeout=timeout * 4)
+    if not report_path.exists():
+        return Outcome(f.key, "failed", f"porter's: check wrote no report (exit {done.returncode}): {done.stderr[-300:]}",
+                       done.returncode)
+    report = json.loads(report_path.read_text())
+    facts = _summary(report)
+    if done.returncode == 0 and facts["parity"] == ["match", "match"]:
+        return Outcome(f.key, "verified", "", 0, facts)
+    cause = _root_cause(report)
+    parity_notes = [p.get("note", "") for p in (report.get("parity") or {}).get("passes", []) if p.get("verdict") != "match"]
+    own = "the original crashed here" in json.dumps(report.get("findings", []))
+    who = "the script's own (its original fails too)" if own else "porter's"
+    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else ""),
+                   done.returncode, facts)
+
+
+def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:
+    files = candidates(corpus.build(log=log))
+    if only:
+        files = [f for f in files if only in f.key]
+    corpus.HELP_TIMEOUT = HELP_TIMEOUT
+    outcomes: list[Outcome] = []
+    for f in files:
+        recipe = RECIPES.get(f.key)
+        config = missing_hydra_config(f)
+        if config:
+            outcome = Outcome(f.key, "not runnable", f"its Hydra config {config} is not in the published archive")
+            log(_line(outcome))
+            outcomes.append(outcome)
+            continue
+        ok, why = corpus.run_help(f.source, Path(_path(f.root, deps)))
+        if not ok:
+            outcome = Outcome(f.key, "not runnable", f"original --help fails here: {why}"
+                              + (f"; it also needs {recipe.needs}" if recipe and recipe.needs else ""))
+        elif recipe is None:
+            outcome = Outcome(f.key, "not runnable", "no recipe: what it reads is not written down here yet")
+        elif recipe.needs:
+            outcome = Outcome(f.key, "not runnable", f"needs {recipe.needs}")
+        else:
+            outcome = check_one(f, recipe, steps, timeout, work, deps)
+        log(_line(outcome))
+        outcomes.append(outcome)
+    return outcomes
+
+
+def _line(o: Outcome) -> str:
+    text = f"{o.status:<13} {o.key}"
+    if o.facts:
+        s = o.facts
+        text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), recompiles {s['recompiles']}, "
+                 f"breaks {s['graph_breaks']}; syncs/step {s['syncs_per_step']}; steps {s['steps_run']} "
+                 f"({s['step_counter']}); parity {s['parity'] or 'none'}")
+    if o.why:
+        text += f"\n    {o.why}"
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run of a script")
+    parser.add_argument("--only", help="only the candidates whose key contains this")
+    parser.add_argument("--json", type=Path, help="write the outcomes as JSON")
+    parser.add_argument("--keep", type=Path, help="keep the ported trees, data and reports in DIR")
+    parser.add_argument("--deps", type=Path, help="folder of the projects' own dependencies (PYTHONPATH after the project's root)")
+    args = parser.parse_args(argv)
+    try:
+        if args.keep:
+            shutil.rmtree(args.keep, ignore_errors=True)
+            args.keep.mkdir(parents=True)
+            outcomes = run(args.steps, args.timeout, args.only, args.keep, args.deps)
+        else:
+            with tempfile.TemporaryDirectory(prefix="porter-check-corpus-") as work:
+                outcomes = run(args.steps, args.timeout, args.only, Path(work), args.deps)
+    except corpus.CorpusError as error:
+        print(f"check-corpus: {error}", file=sys.stderr)
+        return 2
+    runnable = [o for o in outcomes if o.status != "not runnable"]
+    verified = [o for o in runnable if o.status == "verified"]
+    print(f"candidates (training loop + __main__): {len(outcomes)}; not runnable here: {len(outcomes) - len(runnable)}; "
+          f"runnable: {len(runnable)}")
+    print(f"verified fraction: {corpus.pct(len(verified), len(runnable))} of the runnable scripts")
+    if args.json:
+        args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
