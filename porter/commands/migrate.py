@@ -42,7 +42,8 @@ EXIT_OK, EXIT_CHANGES, EXIT_ERROR, EXIT_VERIFIER, EXIT_INTERRUPTED = 0, 1, 2, 3,
 @click.option("--report", "reports", multiple=True, type=click.Path(dir_okay=False, path_type=str), help="Write a report; the format follows the extension: .json, .sarif, .md (repeatable).")
 @click.option("--git-branch", metavar="NAME", help="Per git repository: create branch NAME, write the port and commit it (message lists the rule codes).")
 @click.option("--allow-dirty", is_flag=True, help="With --git-branch: accept uncommitted changes in the work tree.")
-@click.option("--files", "port_files", is_flag=True, help="Also port non-Python files: requirements, pyproject/setup.cfg pins, conda envs, shell/Slurm launchers, Makefiles, Dockerfiles, configs.")
+@click.option("--python-only", is_flag=True, help="Port only Python files and notebooks; by default a folder is ported whole: requirements, pyproject/setup.cfg pins, conda envs, shell/Slurm launchers, Makefiles, Dockerfiles, configs too. A .py path is always Python-only.")
+@click.option("--files", "port_files", is_flag=True, hidden=True, help="Port non-Python files too: the default now (kept for old command lines).")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=str), default=None, help="Content cache folder [default: .porter_cache beside the pyproject.toml in use, or here].")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the content cache.")
 @click.option("--progress/--no-progress", "progress", default=None, help="Progress bar on stderr (default: when stderr is a terminal).")
@@ -80,6 +81,8 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     """
     if not paths:
         raise click.UsageError("no paths given (e.g. `porter migrate .`)")
+    if flags["port_files"] and flags["python_only"]:
+        raise click.UsageError("--files and --python-only contradict each other (non-Python files are ported by default)")
     progress = Progress.create(flags["progress"], bool(flags["quiet"]))
     given = {name for name in SETTING_FLAGS if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
     try:

@@ -57,7 +57,7 @@ class MigrateOptions:
     allow_dirty: bool = False
     patch_file: str | None = None
     reports: tuple[str, ...] = ()  # .json, .sarif, .md
-    port_files: bool = False  # also port non-Python files (requirements, launchers, configs)
+    python_only: bool = False  # folders: port only Python and notebooks, not pins/launchers/configs
     exclude: tuple[str, ...] = ()  # globs, added to [tool.porter] exclude
     prefilter: bool = True
     diffs: bool = True  # compute FileOutcome.diff for changed files
@@ -94,7 +94,7 @@ class MigrateOptions:
 # ``porter migrate``'s flags that are [tool.porter] settings (they win only when given) and those
 # passed as they are (same name and type).
 SETTING_FLAGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "time_limit", "cache_dir")
-DIRECT_FLAGS = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")
+DIRECT_FLAGS = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "python_only")
 
 
 def options_from_flags(paths: tuple[str, ...], flags: Mapping[str, Any], given: Container[str]) -> MigrateOptions:
@@ -204,8 +204,8 @@ class Migration:
         """Every file to port, with the input it came from."""
         out = os.path.abspath(self.options.out_dir) if self.options.out_dir else None
         accept: Callable[[str], bool] | None = None
-        if self.options.port_files:
-            from porter.filetypes import handles as accept  # loads libcst (setup.py ports): opt-in
+        if not self.options.python_only:  # a repository is ported whole: pins, launchers, configs
+            from porter.filetypes import handles as accept  # light: libcst only when a file is ported
         found: list[tuple[Target, _Root]] = []
         for raw, root in self.roots.items():
             for target in discover([raw], PORTED_SUFFIXES, root.exclude, use_git=True, accept=accept):
@@ -272,7 +272,7 @@ def _prepare(options: MigrateOptions) -> dict[str, _Root]:
         if not report.lower().endswith(REPORT_SUFFIXES):
             raise MigrateError(f"--report {report}: unknown format (use .json, .sarif or .md)")
     for path in options.paths:
-        _check_portable(path, options.port_files)
+        _check_portable(path, options.python_only)
     overrides = options.overrides()
     try:
         roots = {raw: _root(raw, overrides, options) for raw in dict.fromkeys(options.paths)}
@@ -283,19 +283,19 @@ def _prepare(options: MigrateOptions) -> dict[str, _Root]:
     return roots
 
 
-def _check_portable(path: str, port_files: bool) -> None:
+def _check_portable(path: str, python_only: bool) -> None:
     """A file named explicitly must be one porter ports (a folder is searched, a missing path is
     reported per file). A Python script without a suffix is accepted (pre-commit passes them)."""
     if os.path.isdir(path) or os.path.islink(path) or not os.path.exists(path) or path.endswith(PORTED_SUFFIXES):
         return
-    if port_files:
+    if not python_only:
         from porter.filetypes import handles
 
         if handles(path):
             return
     if "." not in os.path.basename(path) and _python_shebang(path):
         return
-    hint = "" if port_files else " (use --files for pins, launchers, configs)"
+    hint = " with --python-only" if python_only else ""
     raise MigrateError(f"{path}: not a file porter ports{hint}")
 
 
