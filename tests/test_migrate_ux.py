@@ -64,3 +64,115 @@ def test_discovering_non_python_files_imports_nothing_heavy(tmp_path: Path) -> N
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.splitlines()
     assert out == ["['requirements.txt', 'run.sh', 'train.py']", "[]"]
+
+
+MIXED = (
+    "import torch\n\n"
+    "x = torch.ones(1).cuda()\n"
+    "if x.is_cuda:\n"
+    "    torch.cuda.memory._record_memory_history()\n"
+    'y = torch.zeros(2, device="cuda")\n'
+)
+
+
+def test_safe_only_applies_the_safe_changes_and_lists_the_others(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "t.py"
+    script.write_text(MIXED)
+    assert main(["migrate", "--write", "--safe-only", "--no-progress", str(script)]) == 0
+    text = script.read_text()
+    assert '.to("neuron")' in text and 'device="neuron"' in text and "# porter: NRN104" not in text
+    captured = capsys.readouterr()
+    assert "NRN104 torch.cuda.memory has no known Neuron equivalent; port by hand [review] (not applied)" in captured.out
+    assert "1 file ported (2 changes, 0 to review)" in captured.err and "1 change not applied" in captured.err
+    # what is left is exactly what a full run still makes: the review marker
+    assert main(["migrate", "--write", "--no-progress", str(script)]) == 0
+    assert "# porter: NRN104" in script.read_text() and "NRN104" in capsys.readouterr().out
+
+
+def test_safe_only_leaves_a_file_whose_safe_changes_need_a_review_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = Path(__file__).parent / "fixtures" / "_hostsync" / "running_mean.in.py"
+    script = tmp_path / "t.py"
+    script.write_bytes(source.read_bytes())
+    assert main(["migrate", "--write", "--safe-only", "--no-progress", str(script)]) == 0
+    assert script.read_bytes() == source.read_bytes()
+    assert f"{script}: left as it was: the changes kept do not parse without the others" in capsys.readouterr().err
+
+
+def test_interactive_asks_per_hunk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    import porter.commands.migrate as command
+
+    script = tmp_path / "t.py"
+    script.write_text(MIXED)
+    monkeypatch.setattr(command, "_stdin_is_terminal", lambda: True)
+    monkeypatch.setattr("sys.stdin", io.StringIO("a\ns\na\n"))  # accept .cuda(), skip the marker, accept "cuda"
+    assert main(["migrate", "--interactive", str(script)]) == 0
+    text = script.read_text()
+    assert '.to("neuron")' in text and 'device="neuron"' in text and "# porter: NRN104" not in text
+    out = capsys.readouterr().out
+    assert f"{script} hunk 2/3: NRN104 [review]" in out and "+    # porter: NRN104" in out
+    script.write_text(MIXED)
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["migrate", "--interactive", str(script)]) == 0
+    assert script.read_text() == MIXED
+
+
+def test_interactive_refuses_without_a_terminal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "t.py"
+    script.write_text(MIXED)
+    assert main(["migrate", "--interactive", str(script)]) == 2  # pytest's stdin is not a terminal
+    assert "standard input is not one" in capsys.readouterr().err
+    assert script.read_text() == MIXED
+
+
+def test_write_prints_a_summary_and_diff_prints_the_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "train.py").write_text(MIXED)
+    monkeypatch.chdir(tmp_path)
+    assert main(["migrate", "--no-progress", "--python-only", "."]) == 0
+    out = capsys.readouterr().out
+    assert "--- a/sub/train.py" in out and "sub/train.py:3 NRN102" in out and "./sub" not in out
+    assert main(["migrate", "--write", "--no-progress", "."]) == 0
+    out = capsys.readouterr().out
+    assert "--- a/" not in out and "./sub" not in out
+    assert "sub/train.py: 3 changes, 1 to review" in out
+    assert "Changes by code:" in out and "NRN102" in out.split("Changes by code:")[1]
+    assert "To review:\nsub/train.py:5 NRN104" in out
+    (tmp_path / "sub" / "train.py").write_text(MIXED)
+    assert main(["migrate", "--write", "--diff", "--no-progress", "."]) == 0
+    assert "--- a/sub/train.py" in capsys.readouterr().out
+
+
+def test_output_formats_on_standard_output(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    (tmp_path / "train.py").write_text(MIXED)
+    monkeypatch.chdir(tmp_path)
+    assert main(["migrate", "--output-format", "github", "--no-progress", "train.py"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert '::warning file=train.py,line=3::NRN102 .cuda() -> .to("neuron")' in lines
+    assert any(line.startswith("::warning file=train.py,line=5::NRN104") and line.endswith("[review]") for line in lines)
+    assert main(["migrate", "--output-format", "json", "--no-progress", "train.py"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert [change["code"] for change in record["changes"]] == ["NRN102", "NRN104", "NRN101"]
+    assert main(["migrate", "--report", "-", "--no-progress", "train.py"]) == 0
+    assert json.loads(capsys.readouterr().out)["changes"]
+    assert main(["migrate", "--output-format", "sarif", "--no-progress", "train.py"]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] == "2.1.0"
+    assert main(["migrate", "--output-format", "markdown", "--no-progress", "train.py"]) == 0
+    assert "NRN104" in capsys.readouterr().out
+
+
+def test_verbose_names_unchanged_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert main(["migrate", "-v", "--no-progress", str(tmp_path)]) == 0
+    assert f"{tmp_path / 'a.py'}: unchanged (prefilter)" in capsys.readouterr().out
+    assert main(["migrate", "--no-progress", str(tmp_path)]) == 0
+    assert "unchanged (" not in capsys.readouterr().out
+
+
+def test_github_commands_are_escaped() -> None:
+    from porter.commands.migrate import github_command
+
+    assert github_command("warning", "a,b:c.py", 3, "50% done\nnext") == "::warning file=a%2Cb%3Ac.py,line=3::50%25 done%0Anext"

@@ -29,7 +29,10 @@ def report_format(path: str) -> str | None:
 
 
 def render(path: str, record: RunRecord) -> str:
-    kind = report_format(path)
+    return render_as(report_format(path), record, path)
+
+
+def render_as(kind: str | None, record: RunRecord, path: str = "-") -> str:
     if kind == "json":
         from porter.reports.json_report import render as json_render
 
@@ -46,8 +49,9 @@ def render(path: str, record: RunRecord) -> str:
 
 
 class Reports(Sink):
-    def __init__(self, paths: Sequence[str], record: RunRecord, outputs: Outputs, stats: Stats) -> None:
+    def __init__(self, paths: Sequence[str], record: RunRecord, outputs: Outputs, stats: Stats, stdout: str | None = None) -> None:
         self.paths = list(paths)
+        self.stdout = stdout  # a format: that report goes to ``outputs.stdout``
         self.record = record
         self.outputs = outputs
         self.stats = stats
@@ -65,3 +69,5 @@ class Reports(Sink):
                 self.outputs.fail(path, f"{path}: error: cannot render the report: {type(error).__name__}: {error}")
                 continue
             write_output(path, text.encode("utf-8", "backslashreplace"), self.outputs)
+        if self.stdout:
+            self.outputs.stdout.append(render_as(self.stdout, self.record))
