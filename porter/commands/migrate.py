@@ -105,13 +105,13 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
         if not (flags["out_dir"] or flags["git_branch"] or flags["patch_file"]):
             flags["write"] = True
     fmt = str(flags["output_format"])
+    reports = [report for report in flags["reports"] if report != "-"]  # type: ignore[attr-defined]
+    if "-" in flags["reports"] and fmt == "text":  # type: ignore[operator]
+        fmt = "json"  # standard output carries the report alone
     quiet = bool(flags["quiet"])
     writes = bool(flags["write"] or flags["out_dir"] or flags["git_branch"])
     show_diff = (not writes if flags["show_diff"] is None else bool(flags["show_diff"])) and fmt == "text"
     stdout_report = fmt if fmt in ("json", "sarif", "markdown") else None
-    reports = [report for report in flags["reports"] if report != "-"]  # type: ignore[attr-defined]
-    if "-" in flags["reports"]:  # type: ignore[operator]
-        stdout_report = stdout_report or "json"
     progress = Progress.create(False if flags["interactive"] else flags["progress"], quiet)
     given = {name for name in SETTING_FLAGS if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
     chooser = _Asker(progress) if flags["interactive"] else None
