@@ -176,3 +176,30 @@ def test_github_commands_are_escaped() -> None:
     from porter.commands.migrate import github_command
 
     assert github_command("warning", "a,b:c.py", 3, "50% done\nnext") == "::warning file=a%2Cb%3Ac.py,line=3::50%25 done%0Anext"
+
+
+def test_progress_advances_per_file_with_rate_eta_and_current_file() -> None:
+    from porter.engine.results import Unchanged
+    from porter.reports.progress import Progress
+
+    progress = Progress.create(True, False)
+    progress.start(3)
+    progress.advance(Unchanged("a.py"), "sub/a.py")
+    task = progress.bar.tasks[0]  # type: ignore[attr-defined]
+    assert task.completed == 1 and task.fields["current"] == "sub/a.py" and task.fields["rate"] != "-"
+    progress.advance(Unchanged("b.py"), "x" * 60)
+    assert progress.bar.tasks[0].fields["current"] == "..." + "x" * 37  # type: ignore[attr-defined]
+    columns = " ".join(type(column).__name__ for column in progress.bar.columns)  # type: ignore[attr-defined]
+    assert "TimeRemainingColumn" in columns
+    progress.stop()
+
+
+def test_a_pool_batch_streams_results_one_file_at_a_time(tmp_path: Path) -> None:
+    from porter.run.batch import Stats, _pool
+
+    pool = _pool(600, 2, Stats())
+    assert pool is not None
+    try:
+        assert pool.chunk == 1
+    finally:
+        pool.pool.terminate()
