@@ -203,3 +203,91 @@ def test_a_pool_batch_streams_results_one_file_at_a_time(tmp_path: Path) -> None
         assert pool.chunk == 1
     finally:
         pool.pool.terminate()
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_reports_name_a_repository_by_its_remote_or_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    repo = _repo(tmp_path / "proj")
+    _git(repo, "init", "-q")
+    _git(repo, "remote", "add", "origin", "https://user:secret@github.com/org/proj.git")
+    json_path, sarif_path, md_path = tmp_path / "r.json", tmp_path / "r.sarif", tmp_path / "r.md"
+    assert main(["migrate", "-q", "--no-progress", "--report", str(json_path), "--report", str(sarif_path), "--report", str(md_path), str(repo)]) == 0
+    data, sarif = json.loads(json_path.read_text()), json.loads(sarif_path.read_text())
+    del data["command"], sarif["runs"][0]["invocations"][0]["commandLine"]  # the command line as typed
+    for text in (json.dumps(data), json.dumps(sarif), md_path.read_text()):
+        assert str(tmp_path) not in text and "secret" not in text and "github.com/org/proj" in text
+    assert json.loads(json_path.read_text())["repos"][0]["root"] == "https://github.com/org/proj.git"
+    other = _repo(tmp_path / "plain")
+    assert main(["migrate", "-q", "--no-progress", "--report", str(json_path), str(other)]) == 0
+    assert json.loads(json_path.read_text())["repos"][0]["root"] == "plain"
+    capsys.readouterr()
+
+
+def test_sarif_rules_have_a_help_uri_to_their_doc_and_stay_compact(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from porter.reports.sarif import INFORMATION_URI, _rules
+
+    root = Path(__file__).parent.parent
+    for rule in _rules():
+        uri = str(rule.get("helpUri", ""))
+        assert uri.startswith(f"{INFORMATION_URI}/blob/main/"), rule["id"]
+        assert (root / uri.removeprefix(f"{INFORMATION_URI}/blob/main/")).is_file(), uri
+    script = tmp_path / "t.py"
+    script.write_text(MIXED)
+    sarif = tmp_path / "r.sarif"
+    assert main(["migrate", "-q", "--no-progress", "--report", str(sarif), str(script)]) == 0
+    data = json.loads(sarif.read_text())
+    assert [rule["id"] for rule in data["runs"][0]["tool"]["driver"]["rules"]] == ["NRN101", "NRN102", "NRN104"]
+    assert sarif.read_text().count("What it does") == 3 and len(sarif.read_text().splitlines()) == 1
+    capsys.readouterr()
+
+
+def test_git_branch_commit_subject_is_short_with_details_in_the_body(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo = _repo(tmp_path / "proj")
+    (repo / "more.py").write_text(MIXED)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    import os
+
+    os.environ.update(env)
+    try:
+        assert main(["migrate", "-q", "--no-progress", "--git-branch", "port", str(repo)]) == 0
+    finally:
+        for key in env:
+            os.environ.pop(key)
+    message = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%B"], capture_output=True, text=True, check=True).stdout
+    subject, blank, *body = message.splitlines()
+    assert len(subject) <= 72 and subject.startswith("Port 4 files to AWS Trainium") and blank == ""
+    assert any(line.startswith("- NRN104 x1") for line in body)
+    capsys.readouterr()
+
+
+def test_gate_on_a_missing_folder_says_so_and_requires_neuron_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["gate", "models/bert"]) == 2  # no --require: neuron; no Hub look-up
+    err = capsys.readouterr().err
+    assert "model not found: models/bert does not exist" in err
+    (tmp_path / "models" / "bert").mkdir()
+    (tmp_path / "models" / "bert" / "README.md").write_text("# bert\n")
+    assert main(["gate", "models/bert"]) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+def test_card_given_a_migrate_report_says_it_needs_a_check_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "t.py"
+    script.write_text(MIXED)
+    report = tmp_path / "migrate.json"
+    assert main(["migrate", "-q", "--no-progress", "--report", str(report), str(script)]) == 0
+    (tmp_path / "model").mkdir()
+    capsys.readouterr()
+    assert main(["card", str(report), str(tmp_path / "model")]) == 2
+    assert "this is a `porter migrate --report` JSON; `porter card` needs the report of `porter check --json`" in capsys.readouterr().err

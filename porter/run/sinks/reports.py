@@ -52,13 +52,26 @@ class Reports(Sink):
     def __init__(self, paths: Sequence[str], record: RunRecord, outputs: Outputs, stats: Stats, stdout: str | None = None) -> None:
         self.paths = list(paths)
         self.stdout = stdout  # a format: that report goes to ``outputs.stdout``
+        self.names: dict[str, str] = {}  # repository folder -> the name reports show
         self.record = record
         self.outputs = outputs
         self.stats = stats
 
     def accept(self, item: Item, result: FileResult, diff: str) -> FileResult:
-        self.record.add(result, item.repo)
+        self.record.add(result, item.repo, self._name(item.repo))
         return result
+
+    def _name(self, repo: str) -> str:
+        """The repository's name or remote; two inputs of the same name get ``name (2)``."""
+        if repo not in self.names:
+            from porter.run.gitops import repo_name
+
+            name, taken = repo_name(repo), set(self.names.values())
+            count = 1
+            while (f"{name} ({count})" if count > 1 else name) in taken:
+                count += 1
+            self.names[repo] = f"{name} ({count})" if count > 1 else name
+        return self.names[repo]
 
     def finish(self) -> None:
         self.record.cache_hits = self.stats.cache_hits
