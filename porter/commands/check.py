@@ -83,6 +83,13 @@ def command(
     strict: bool,
     allow_eager: bool,
 ) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:  # one line, as `porter doctor` says it
+        click.echo("porter check: torch is not installed; install the CPU build with "
+                   "`python -m pip install 'porter-neuron[check]' --index-url https://download.pytorch.org/whl/cpu "
+                   "--extra-index-url https://pypi.org/simple`", err=True)
+        return 2
     from porter.check.orchestrate import CheckOptions, run_check
     from porter.check.render import render
 
@@ -98,12 +105,14 @@ def command(
         bisect=bisect,
         strict=strict,
         allow_eager=allow_eager,
+        on_stage=_say_stage,
     )
     if target == "device":
         from porter.check.orchestrate import real_device_available
 
         if not real_device_available():
             click.echo("note: --target device without a real torch-neuronx and /dev/neuron0; running anyway", err=True)
+    _say_stage(f"checking {script} ({steps} step{'s' if steps != 1 else ''}" + (f", against {against})" if against else ")"))
     report = run_check(options)
     if json_path == "-":
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
@@ -113,3 +122,8 @@ def command(
             with open(json_path, "w", encoding="utf-8") as handle:
                 json.dump(report.to_dict(), handle, indent=2, default=str)
     return report.exit_code
+
+
+def _say_stage(line: str) -> None:
+    """A stage of the check, on stderr as plain text while the runs go (stdout stays the report's)."""
+    click.echo(f"porter check: {line}", err=True)
