@@ -219,11 +219,11 @@ class _Printer:
     def finish(self, results: list[FileResult], show_statistics: bool) -> None:
         if self.fmt != "text":
             return
-        counts = statistics(results)
-        if self.writes and not self.quiet and counts:
-            click.echo("\nChanges by code:\n" + "\n".join(counts))
+        changed = any(isinstance(result, Success) for result in results)
+        if self.writes and not self.quiet and changed:  # the code summaries load the rules: only when shown
+            click.echo("\nChanges by code:\n" + "\n".join(statistics(results)))
         elif show_statistics:
-            click.echo("\n".join(counts) or "no changes")
+            click.echo("\n".join(statistics(results)) or "no changes")
         if self.review and not self.quiet:
             click.echo("\nTo review:\n" + "\n".join(self.review), color=self.colour)
 
