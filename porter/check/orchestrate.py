@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from porter.check import analyze, parity
