@@ -291,3 +291,12 @@ def test_card_given_a_migrate_report_says_it_needs_a_check_report(tmp_path: Path
     capsys.readouterr()
     assert main(["card", str(report), str(tmp_path / "model")]) == 2
     assert "this is a `porter migrate --report` JSON; `porter card` needs the report of `porter check --json`" in capsys.readouterr().err
+
+
+def test_safe_only_keeps_an_import_a_skipped_change_still_uses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    script = tmp_path / "t.py"
+    script.write_text("import torch\nfrom torch.cuda.amp import GradScaler\n\nx = torch.ones(1).cuda()\nscaler = GradScaler()\n")
+    assert main(["migrate", "--write", "--safe-only", "--no-progress", str(script)]) == 0
+    # NRN204 (review) removes the scaler and, with it, the import: skipped, so the import stays
+    assert script.read_text() == 'import torch\nfrom torch.cuda.amp import GradScaler\n\nx = torch.ones(1).to("neuron")\nscaler = GradScaler()\n'
+    assert "NRN204" in capsys.readouterr().out

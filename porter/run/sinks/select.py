@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -194,7 +195,7 @@ def _keep_used_imports(result: Success, hunks: Sequence[Hunk], chosen: list[bool
 
 def _bound_names(text: str) -> set[str]:
     try:
-        tree = ast.parse(_dedent(text))
+        tree = ast.parse(textwrap.dedent(text))
     except SyntaxError:
         return set()
     names: set[str] = set()
@@ -202,12 +203,6 @@ def _bound_names(text: str) -> set[str]:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
     return names
-
-
-def _dedent(text: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(text)
 
 
 def _used_names(text: str) -> set[str]:
