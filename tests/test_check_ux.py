@@ -22,7 +22,10 @@ def test_check_prints_its_stages_as_it_goes(tmp_path: Path, capsys: pytest.Captu
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
     assert main(["check", str(script), "--steps", "2", "--target", "emulated", "--json", str(tmp_path / "r.json")]) == 0
-    stages = [line for line in capsys.readouterr().err.splitlines() if line.startswith("porter check: ")]
+    captured = capsys.readouterr()
+    assert "| Dynamo             | yes |" in captured.out  # piped: plain text, ASCII boxes, no colour
+    assert "\x1b[" not in captured.out and not any(0x2500 <= ord(c) < 0x2580 for c in captured.out)
+    stages = [line for line in captured.err.splitlines() if line.startswith("porter check: ")]
     assert stages == [
         f"porter check: checking {script} (2 steps)",
         "porter check: the port: started (emulated)",

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import unicodedata
+from collections.abc import Callable
 
 import click
 
@@ -117,7 +120,7 @@ def command(
     if json_path == "-":
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
-        render(report)
+        _render(report, render)
         if json_path:
             with open(json_path, "w", encoding="utf-8") as handle:
                 json.dump(report.to_dict(), handle, indent=2, default=str)
@@ -127,3 +130,29 @@ def command(
 def _say_stage(line: str) -> None:
     """A stage of the check, on stderr as plain text while the runs go (stdout stays the report's)."""
     click.echo(f"porter check: {line}", err=True)
+
+
+def _render(report: object, render: Callable[..., None]) -> None:
+    """The rich report on a terminal; piped, the same text without colour and with ASCII boxes."""
+    if sys.stdout.isatty():
+        render(report)
+        return
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    render(report, Console(file=buffer, color_system=None, width=120, emoji=False, highlight=False))
+    click.echo(buffer.getvalue().translate(_ASCII_BOXES), nl=False)
+
+
+def _box_char(code: int) -> str:
+    name = unicodedata.name(chr(code), "")
+    if "HORIZONTAL" in name and "VERTICAL" not in name:
+        return "-"
+    if "VERTICAL" in name and "HORIZONTAL" not in name and "AND" not in name:
+        return "|"
+    return "+"
+
+
+_ASCII_BOXES = {code: _box_char(code) for code in range(0x2500, 0x2580)}
