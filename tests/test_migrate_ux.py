@@ -300,3 +300,11 @@ def test_safe_only_keeps_an_import_a_skipped_change_still_uses(tmp_path: Path, c
     # NRN204 (review) removes the scaler and, with it, the import: skipped, so the import stays
     assert script.read_text() == 'import torch\nfrom torch.cuda.amp import GradScaler\n\nx = torch.ones(1).to("neuron")\nscaler = GradScaler()\n'
     assert "NRN204" in capsys.readouterr().out
+
+
+def test_help_documents_every_new_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["migrate", "--help"]) == 0
+    text = capsys.readouterr().out
+    for flag in ("--safe-only", "--interactive", "--python-only", "--output-format", "--verbose", "--diff / --no-diff"):
+        assert flag in text, flag
+    assert "--files" not in text  # kept for old command lines, no longer documented
