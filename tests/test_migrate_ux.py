@@ -95,7 +95,7 @@ def test_safe_only_leaves_a_file_whose_safe_changes_need_a_review_one(tmp_path: 
     script.write_bytes(source.read_bytes())
     assert main(["migrate", "--write", "--safe-only", "--no-progress", str(script)]) == 0
     assert script.read_bytes() == source.read_bytes()
-    assert f"{script}: left as it was: the changes kept do not parse without the others" in capsys.readouterr().err
+    assert f"{script}: left as it was: the changes kept depend on changes skipped" in capsys.readouterr().err
 
 
 def test_interactive_asks_per_hunk(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -308,3 +308,12 @@ def test_help_documents_every_new_flag(capsys: pytest.CaptureFixture[str]) -> No
     for flag in ("--safe-only", "--interactive", "--python-only", "--output-format", "--verbose", "--diff / --no-diff"):
         assert flag in text, flag
     assert "--files" not in text  # kept for old command lines, no longer documented
+
+
+def test_safe_only_never_writes_a_partial_port_that_does_not_parse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = Path(__file__).parent / "fixtures" / "_mixed-precision" / "half_tensors.in.py"
+    script = tmp_path / "t.py"
+    script.write_bytes(source.read_bytes())
+    assert main(["migrate", "--write", "--safe-only", "--no-progress", str(script)]) == 0
+    assert script.read_bytes() == source.read_bytes()
+    assert f"{script}: left as it was: the changes kept do not parse without the others" in capsys.readouterr().err

@@ -88,7 +88,7 @@ def split(result: Success) -> list[Hunk]:
         serves: list[Change] = []
         if not owned[index]:  # a support hunk: the imports of the changes it names, or all of them
             text = "".join(old[i1:i2] + new[j1:j2])
-            serves = [c for c in result.changes if any(_names(spec.module, text) for spec in c.imports)] or list(result.changes)
+            serves = [c for c in result.changes if any(_names(spec.module, text) for spec in c.imports)] or _nearest(spans, owned, index)
         hunks.append(Hunk(i1, i2, tuple(old[i1:i2]), tuple(new[j1:j2]), tuple(owned[index]), tuple(serves)))
     return hunks
 
@@ -124,6 +124,61 @@ def _merged(spans: list[tuple[str, int, int, int, int]]) -> list[tuple[str, int,
     return out
 
 
+def _nearest(spans: list[tuple[str, int, int, int, int]], owned: list[list[Change]], index: int) -> list[Change]:
+    """The changes of the closest hunk that has some (a re-indented line goes with the block
+    rewrite beside it); every change when none has."""
+    start = spans[index][1]
+    candidates = [i for i in range(len(spans)) if owned[i]]
+    if not candidates:
+        return [change for changes in owned for change in changes]
+    best = min(candidates, key=lambda i: (abs(spans[i][1] - start), i > index))
+    return owned[best]
+
+
+def by_statement(result: Success, hunks: list[Hunk]) -> list[Hunk]:
+    """Hunks inside one statement of several lines merged: half a statement never parses."""
+    spans = _statement_spans(result.old_text)
+    if not spans:
+        return hunks
+    old = _lines(result.old_text)
+    merged: list[Hunk] = []
+    for hunk in hunks:
+        last = merged[-1] if merged else None
+        if last is not None and any(_touches(last, span) and _touches(hunk, span) for span in spans):
+            middle = tuple(old[last.end : hunk.start])
+            merged[-1] = Hunk(
+                last.start, hunk.end, tuple(old[last.start : hunk.end]), last.new + middle + hunk.new,
+                last.changes + hunk.changes, tuple(dict.fromkeys(last.serves + hunk.serves)),
+            )
+        else:
+            merged.append(hunk)
+    return [replace(hunk, serves=()) if hunk.changes else hunk for hunk in merged]
+
+
+def _statement_spans(text: str) -> list[tuple[int, int]]:
+    """1-based line spans of the statements (a compound one: its header) that take several lines."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        body = getattr(node, "body", None)
+        last = body[0].lineno - 1 if isinstance(body, list) and body and isinstance(body[0], ast.stmt) else node.end_lineno or node.lineno
+        if last > node.lineno:
+            spans.append((node.lineno, last))
+    return spans
+
+
+def _touches(hunk: Hunk, span: tuple[int, int]) -> bool:
+    """Whether the hunk changes a line of ``span`` (an insertion: strictly inside it)."""
+    if hunk.end > hunk.start:
+        return hunk.start + 1 <= span[1] and hunk.end >= span[0]
+    return span[0] < hunk.start + 1 <= span[1]
+
+
 def _distance(start: int, end: int, line: int) -> int:
     """How far 1-based ``line`` is from old lines ``start:end`` (an insertion sits before start+1)."""
     first, last = start + 1, max(end, start + 1)
@@ -154,6 +209,8 @@ def select(result: Success, keep: Chooser, report: Callable[[bytes], FileResult]
     nothing) when the outcome is a true intermediate of the port (see the module docstring).
     ``report(data)`` ports ``data`` again; ``kind``: ``py``, ``ipynb`` or ``file``."""
     hunks = split(result)
+    if kind == "py":
+        hunks = by_statement(result, hunks)
     if kind == "ipynb":  # one hunk: a notebook's change lines are cell lines
         hunks = [Hunk(0, 0, (), (), result.changes)]
     shown = [hunk for hunk in hunks if hunk.changes]
