@@ -233,7 +233,11 @@ class Migration:
             else (lambda hunks: [hunk.safety is Safety.SAFE for hunk in hunks])
         )
         chosen = select(result, keep, lambda data: port_bytes(data, result.path, target.kind, options), target.kind)
-        return chosen.result, chosen.skipped, chosen.refused
+        refused = chosen.refused
+        if refused is None and choose is None and not isinstance(chosen.result, Success):
+            if any(change.safety is Safety.SAFE for change in chosen.skipped):
+                refused = "each safe change shares its lines with a review change (or a notebook has review changes)"
+        return chosen.result, chosen.skipped, refused
 
     def _targets(self) -> list[tuple[Target, _Root]]:
         """Every file to port, with the input it came from."""
