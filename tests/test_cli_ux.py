@@ -45,12 +45,13 @@ def test_a_file_porter_does_not_port(tmp_path: Path, capsys: pytest.CaptureFixtu
     text = tmp_path / "x.txt"
     text.write_text("torch cuda\n")
     assert main(["migrate", str(text)]) == 2
-    assert f"{text}: not a file porter ports (use --files for pins, launchers, configs)" in capsys.readouterr().err
+    assert f"{text}: not a file porter ports" in capsys.readouterr().err
     pins = tmp_path / "requirements.txt"
     pins.write_text("torch==2.1.0+cu121\n")
-    assert main(["migrate", str(pins)]) == 2
-    assert main(["migrate", "--files", "--no-progress", str(pins)]) == 0
-    capsys.readouterr()
+    assert main(["migrate", "--python-only", str(pins)]) == 2
+    assert f"{pins}: not a file porter ports with --python-only" in capsys.readouterr().err
+    assert main(["migrate", "--no-progress", str(pins)]) == 0
+    assert "requirements.txt" in capsys.readouterr().out
 
 
 def test_a_python_script_without_suffix_is_accepted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

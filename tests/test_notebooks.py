@@ -79,7 +79,7 @@ def test_json_layout_is_detected(source: Path) -> None:
 def test_migrate_ports_notebooks_in_a_tree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "nb.ipynb").write_bytes((DATA / "alias_indent2.in.ipynb").read_bytes())
     (tmp_path / "clean.ipynb").write_bytes((DATA / "noop_indent2.in.ipynb").read_bytes())
-    args = ["migrate", "--write", "--no-cache", "-j1", "--select", "NRN101,NRN102,NRN103", str(tmp_path)]
+    args = ["migrate", "--write", "--diff", "--no-cache", "-j1", "--select", "NRN101,NRN102,NRN103", str(tmp_path)]
     assert main(args) == 0
     assert (tmp_path / "nb.ipynb").read_bytes() == (DATA / "alias_indent2.out.ipynb").read_bytes()
     assert (tmp_path / "clean.ipynb").read_bytes() == (DATA / "noop_indent2.in.ipynb").read_bytes()

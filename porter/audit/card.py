@@ -338,6 +338,11 @@ class Verification:
         """
         if not isinstance(data, Mapping):
             raise CardError("the check report is not a JSON object")
+        if "changes" in data and "totals" in data and "target" not in data:  # what `migrate --report` writes
+            raise CardError(
+                "this is a `porter migrate --report` JSON; `porter card` needs the report of `porter check --json` "
+                "(e.g. `porter check ported/train.py --json check.json`)"
+            )
         target = _lookup(data, "target", "check.target", "environment.target")
         if not isinstance(target, str) or target.lower() not in ("emulated", "device"):
             raise CardError(

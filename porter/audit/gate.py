@@ -332,6 +332,15 @@ def gate(
     """Gate a local folder or a Hub id (an existing path wins)."""
     if requirement.target != "neuron":
         raise GateError(f"unknown requirement {requirement.target!r} (only 'neuron')")
-    if is_local(model):
+    if is_local(model) or _in_local_folder(model):
         return gate_local(model, requirement)
-    return gate_hub(model, requirement, endpoint=endpoint, revision=revision)
+    try:
+        return gate_hub(model, requirement, endpoint=endpoint, revision=revision)
+    except GateError as error:
+        raise GateError(f"{error} (and there is no local folder {model})") from error
+
+
+def _in_local_folder(model: str) -> bool:
+    """``models/bert`` where ``models/`` is a folder here: a missing local model, not a Hub id."""
+    parent = Path(model).parent
+    return str(parent) not in ("", ".") and parent.is_dir()

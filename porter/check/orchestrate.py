@@ -10,8 +10,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from porter.check import analyze, parity
 from porter.check.report import ERROR, INFO, CheckReport, Finding, Parity
@@ -36,6 +37,7 @@ class CheckOptions:
     strict: bool = False
     seed: int = 0
     allow_eager: bool = False
+    on_stage: Callable[[str], None] | None = field(default=None, compare=False)  # progress lines, as they come
 
 
 def real_device_available() -> bool:
@@ -53,7 +55,10 @@ def resolve_target(target: str) -> str:
 
 
 def _spec(options: CheckOptions, script: str, role: str, target: str, semantic: bool, dump: bool) -> RunSpec:
+    say = options.on_stage
+    label = ("the original" if role == "original" else "the port") + (" (fp32 pass)" if semantic else "")
     return RunSpec(
+        on_stage=(lambda line: say(f"{label}: {line}")) if say else None,
         script=script,
         args=options.args,
         role=role,
@@ -86,6 +91,8 @@ def run_check(options: CheckOptions) -> CheckReport:
     pinned = any(spawns_ranks(s.script) for s in specs) and options.nproc > 1
     with ThreadPoolExecutor(max_workers=1 if pinned else PARALLEL_RUNS) as pool:
         results = list(pool.map(run, specs))
+    if options.against and options.on_stage:
+        options.on_stage("comparing losses")
     report_parity = _parity(options, results[0], *results[1:]) if options.against else None
     return build_report(options, target, results[0], report_parity, time.perf_counter() - started)
 

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,7 @@ class RunSpec:
     cwd: str | None = None
     extra_path: tuple[str, ...] = ()
     extra_env: tuple[tuple[str, str], ...] = ()  # set last (tests; a launcher's variables)
+    on_stage: Callable[[str], None] | None = field(default=None, compare=False)  # rank 0's stage lines, as they come
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,39 @@ def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
     return env
 
 
+class _Stages:
+    """Forwards the stage lines rank 0's harness appends (``harness.state.stage``) while waiting."""
+
+    def __init__(self, path: str, emit: Callable[[str], None] | None) -> None:
+        self.path, self.emit, self.offset = path, emit, 0
+
+    def wait(self, proc: subprocess.Popen[bytes], deadline: float) -> None:
+        while True:
+            left = deadline - time.perf_counter()
+            try:
+                proc.wait(timeout=max(0.1, min(left, 0.5)) if self.emit else max(0.1, left))
+                self.poll()
+                return
+            except subprocess.TimeoutExpired:
+                self.poll()
+                if time.perf_counter() >= deadline:
+                    raise
+
+    def poll(self) -> None:
+        if self.emit is None:
+            return
+        try:
+            with open(self.path, encoding="utf-8", errors="replace") as handle:
+                handle.seek(self.offset)
+                text = handle.read()
+        except OSError:
+            return
+        complete = text[: text.rfind("\n") + 1]
+        self.offset += len(complete.encode("utf-8"))
+        for line in complete.splitlines():
+            self.emit(line)
+
+
 def _tail(path: str) -> str:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
@@ -161,16 +196,19 @@ def run(spec: RunSpec) -> RunResult:
                     stdout=out,
                     stderr=err,
                     stdin=subprocess.DEVNULL,
-                    env=_env(spec, rank, port),
+                    env={**_env(spec, rank, port), "PORTER_CHECK_STAGES": os.path.join(work, f"stages{rank}.txt")},
                     cwd=cwd,
                     start_new_session=True,
                 )
             procs.append((proc, result_path, out_path, err_path))
         timed_out = False
         deadline = started + spec.timeout
+        stages = _Stages(os.path.join(work, "stages0.txt"), spec.on_stage)
+        if spec.on_stage:
+            spec.on_stage(f"started ({spec.target})")
         for proc, *_ in procs:
             try:
-                proc.wait(timeout=max(0.1, deadline - time.perf_counter()))
+                stages.wait(proc, deadline)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 break

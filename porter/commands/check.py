@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+import unicodedata
+from collections.abc import Callable
 
 import click
 
@@ -83,6 +86,13 @@ def command(
     strict: bool,
     allow_eager: bool,
 ) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:  # one line, as `porter doctor` says it
+        click.echo("porter check: torch is not installed; install the CPU build with "
+                   "`python -m pip install 'porter-neuron[check]' --index-url https://download.pytorch.org/whl/cpu "
+                   "--extra-index-url https://pypi.org/simple`", err=True)
+        return 2
     from porter.check.orchestrate import CheckOptions, run_check
     from porter.check.render import render
 
@@ -98,18 +108,51 @@ def command(
         bisect=bisect,
         strict=strict,
         allow_eager=allow_eager,
+        on_stage=_say_stage,
     )
     if target == "device":
         from porter.check.orchestrate import real_device_available
 
         if not real_device_available():
             click.echo("note: --target device without a real torch-neuronx and /dev/neuron0; running anyway", err=True)
+    _say_stage(f"checking {script} ({steps} step{'s' if steps != 1 else ''}" + (f", against {against})" if against else ")"))
     report = run_check(options)
     if json_path == "-":
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
-        render(report)
+        _render(report, render)
         if json_path:
             with open(json_path, "w", encoding="utf-8") as handle:
                 json.dump(report.to_dict(), handle, indent=2, default=str)
     return report.exit_code
+
+
+def _say_stage(line: str) -> None:
+    """A stage of the check, on stderr as plain text while the runs go (stdout stays the report's)."""
+    click.echo(f"porter check: {line}", err=True)
+
+
+def _render(report: object, render: Callable[..., None]) -> None:
+    """The rich report on a terminal; piped, the same text without colour and with ASCII boxes."""
+    if sys.stdout.isatty():
+        render(report)
+        return
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    render(report, Console(file=buffer, color_system=None, width=120, emoji=False, highlight=False))
+    click.echo(buffer.getvalue().translate(_ASCII_BOXES), nl=False)
+
+
+def _box_char(code: int) -> str:
+    name = unicodedata.name(chr(code), "")
+    if "HORIZONTAL" in name and "VERTICAL" not in name:
+        return "-"
+    if "VERTICAL" in name and "HORIZONTAL" not in name and "AND" not in name:
+        return "|"
+    return "+"
+
+
+_ASCII_BOXES = {code: _box_char(code) for code in range(0x2500, 0x2580)}

@@ -32,7 +32,8 @@ def _render(result: gate_lib.GateResult) -> None:
     "--require",
     "require",
     type=click.Choice(["neuron"]),
-    required=True,
+    default="neuron",
+    show_default=True,
     help="The verification to require: 'neuron' (a `neuron` or `neuron-emulated` tag plus the "
     "card's 'Hardware compatibility' section).",
 )

@@ -25,11 +25,12 @@ import os
 import re
 import traceback
 from collections.abc import Callable
+from types import ModuleType
 
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Success, Unchanged
 from porter.engine.textio import port_from_disk
-from porter.filetypes import _jsonpos, _tomlpos, _yamlpos, configs, deps, setup_py, shell
+from porter.filetypes import _jsonpos, _tomlpos, _yamlpos, configs, deps, shell
 from porter.filetypes._codes import DOCS, FILE_CODES
 from porter.filetypes._doc import DecodeError, Doc, decode
 from porter.filetypes._tree import Node, ParseError
@@ -219,7 +220,7 @@ _PORTS: dict[str, Callable[[Doc], None]] = {
     "requirements": deps.port_requirements_txt,
     "pyproject": deps.port_pyproject,
     "setup.cfg": deps.port_setup_cfg,
-    "setup.py": setup_py.port_setup_py,
+    "setup.py": lambda doc: _setup_py().port_setup_py(doc),
     "conda": _config("yaml", conda_name=True),
     "shell": lambda doc: shell.port_script(doc, "shell"),
     "slurm": lambda doc: shell.port_script(doc, "slurm"),
@@ -230,6 +231,13 @@ _PORTS: dict[str, Callable[[Doc], None]] = {
     "json": _config("json"),
     "toml": _config("toml"),
 }
+
+
+def _setup_py() -> ModuleType:
+    """The setup.py port, imported on first use: it loads libcst, which discovery must not."""
+    from porter.filetypes import setup_py
+
+    return setup_py
 
 
 class _PortCheckError(Exception):
@@ -263,7 +271,7 @@ _VERIFY: dict[str, Callable[[str], None]] = {
     "requirements": _no_check,
     "pyproject": _check(_tomlpos.parse),
     "setup.cfg": _check(_cfg_parse),
-    "setup.py": _check(setup_py.check),
+    "setup.py": _check(lambda text: _setup_py().check(text)),
     "conda": _check(_yamlpos.parse_all),
     "shell": _no_check,
     "slurm": _no_check,

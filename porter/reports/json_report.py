@@ -31,7 +31,7 @@ EFFORT_LEVELS = ((0, "none"), (10, "small"), (50, "medium"))
 @dataclass(frozen=True)
 class FileRecord:
     path: str  # relative to the repository root, '/'-separated
-    repo: str  # the repository root (absolute)
+    repo: str  # the repository's name or remote (``gitops.repo_name``)
     status: str  # changed | unchanged | failed
     changes: tuple[Change, ...] = ()
     failure: str | None = None
@@ -49,9 +49,10 @@ class RunRecord:
     command: list[str] = field(default_factory=list)
     cache_hits: int = 0
 
-    def add(self, result: FileResult, repo: str) -> None:
+    def add(self, result: FileResult, repo: str, name: str | None = None) -> None:
+        """``repo``: the folder paths are relative to; ``name``: how the report names it."""
         relative = escaped(_relative(result.path, repo))
-        repo = escaped(repo)
+        repo = escaped(name or repo)
         findings = tuple(replace(f, path=relative) for f in getattr(result, "findings", ()))
         if isinstance(result, Success):
             self.files.append(FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative)), findings=findings))

@@ -37,7 +37,7 @@ class Progress:
         if not show:
             return cls(None)
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
         bar = Progress(
             TextColumn("porting"),
@@ -46,6 +46,9 @@ class Progress:
             TextColumn("{task.fields[changed]} changed, {task.fields[failed]} failed"),
             TextColumn("{task.fields[rate]} files/s"),
             TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[current]}"),
             console=Console(file=sys.stderr),
             transient=True,
             redirect_stdout=False,
@@ -60,9 +63,10 @@ class Progress:
 
         self.started = time.perf_counter()
         self.bar.start()  # type: ignore[attr-defined]
-        self.task = self.bar.add_task("port", total=total, changed=0, failed=0, rate="-")  # type: ignore[attr-defined]
+        self.task = self.bar.add_task("port", total=total, changed=0, failed=0, rate="-", current="")  # type: ignore[attr-defined]
 
-    def advance(self, result: FileResult) -> None:
+    def advance(self, result: FileResult, current: str = "") -> None:
+        """One more file done (``current``: its name, shown at the end of the bar)."""
         if self.bar is None or self.task is None:
             return
         import time
@@ -71,7 +75,7 @@ class Progress:
         self.failed += isinstance(result, Failure)
         done = self.bar.tasks[0].completed + 1  # type: ignore[attr-defined]
         rate = done / max(time.perf_counter() - self.started, 1e-6)
-        self.bar.update(self.task, advance=1, changed=self.changed, failed=self.failed, rate=f"{rate:.1f}" if rate < 10 else f"{rate:.0f}")  # type: ignore[attr-defined]
+        self.bar.update(self.task, advance=1, changed=self.changed, failed=self.failed, rate=f"{rate:.1f}" if rate < 10 else f"{rate:.0f}", current=_short(current))  # type: ignore[attr-defined]
 
     def echo(self, text: str, nl: bool = True, err: bool = False, color: bool | None = None) -> None:
         text = printable(text)
@@ -88,3 +92,9 @@ class Progress:
     def stop(self) -> None:
         if self.bar is not None and self.task is not None:
             self.bar.stop()  # type: ignore[attr-defined]
+
+
+def _short(name: str, width: int = 40) -> str:
+    """A file name that fits the bar: its tail, ``...`` in front when cut."""
+    name = printable(name)
+    return name if len(name) <= width else "..." + name[-(width - 3) :]

@@ -1,7 +1,9 @@
 """SARIF 2.1.0 report (``--report FILE.sarif``) for GitHub code scanning and other SARIF viewers.
 
-One ``run`` of tool ``porter``; the driver lists every rule code (built-in and plugins) with its
-one-line summary and, as help, the text ``porter explain CODE`` prints. One ``result`` per change
+One ``run`` of tool ``porter``; the driver lists the rule codes the results use (built-in and
+plugins), each once, with its one-line summary, as help the text ``porter explain CODE`` prints
+and a ``helpUri`` (the rule's module, whose docstring is that text); results carry only their
+own message. One ``result`` per change
 and per review marker: level ``warning`` for changes to review and markers, ``note`` for safe
 changes. Paths are relative to their repository, whose root is an ``originalUriBaseIds`` entry
 (``REPO1``, ``REPO2``, ...). Files that failed are ``toolExecutionNotifications`` of the
@@ -11,7 +13,6 @@ invocation (a failure is porter's problem with the file, not a finding in it).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from porter import __version__
 from porter.engine.changes import Change, Safety
@@ -25,27 +26,39 @@ INFORMATION_URI = "https://github.com/aws-neuron/porter"
 def _rules() -> list[dict[str, object]]:
     # Every code porter can emit (rules, their review codes, file-type codes): the code catalogue,
     # only loaded when a SARIF is written.
-    from porter.engine.registry import catalogue
+    from porter.engine.registry import all_rules, catalogue
 
+    sources = {code: cls.__module__ for cls in all_rules() for code in cls.all_codes()}
     described: list[dict[str, object]] = []
     for code, info in catalogue().items():
         level = "warning" if info.safety is Safety.REVIEW else "note"
-        described.append(
-            {
-                "id": code,
-                "name": info.name,
-                "shortDescription": {"text": info.summary},
-                "fullDescription": {"text": info.doc.split("\n\n")[0] or info.summary},
-                "help": {"text": f"{info.title}\n\n{info.doc}", "markdown": f"**{code}** ({info.name}): {info.summary}\n\n```text\n{info.doc}\n```"},
-                "defaultConfiguration": {"level": level},
-                "properties": {"tags": ["porter", "neuron", "trainium"], "safety": info.safety.value},
-            }
-        )
+        rule: dict[str, object] = {
+            "id": code,
+            "name": info.name,
+            "shortDescription": {"text": info.summary},
+            "help": {"text": f"{info.title}\n\n{info.doc}"},
+            "defaultConfiguration": {"level": level},
+            "properties": {"safety": info.safety.value},
+        }
+        uri = help_uri(sources.get(code, "porter.filetypes._codes"))
+        if uri:
+            rule["helpUri"] = uri
+        described.append(rule)
     return described
 
 
+def help_uri(module: str) -> str | None:
+    """Where the doc of a rule in ``module`` is read online; None for a plugin's module."""
+    if module.startswith("porter.rules."):
+        return f"{INFORMATION_URI}/blob/main/rules/{module.removeprefix('porter.rules.').replace('.', '/')}.py"
+    if module.startswith("porter."):
+        return f"{INFORMATION_URI}/blob/main/{module.replace('.', '/')}.py"
+    return None
+
+
 def to_sarif(record: RunRecord) -> dict[str, object]:
-    rules = _rules()
+    used = {change.code for file in record.files for change in file.changes}
+    rules = [rule for rule in _rules() if rule["id"] in used]  # compact: only the codes reported
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     bases = {repo: f"REPO{position + 1}" for position, repo in enumerate(record.repos)}
     results: list[dict[str, object]] = []
@@ -81,7 +94,7 @@ def to_sarif(record: RunRecord) -> dict[str, object]:
                 "rules": rules,
             }
         },
-        "originalUriBaseIds": {base: {"uri": Path(repo).resolve().as_uri() + "/"} for repo, base in bases.items()},
+        "originalUriBaseIds": {base: _base(repo) for repo, base in bases.items()},
         "invocations": [
             {
                 "executionSuccessful": not notifications,
@@ -133,5 +146,13 @@ def _finding(finding: Finding, base: str, rule_index: int) -> dict[str, object]:
     }
 
 
+def _base(repo: str) -> dict[str, object]:
+    """A repository root by its name or remote; a URI only when the remote is a web address
+    (a local absolute path says nothing to the reader of a report)."""
+    if repo.startswith(("https://", "http://")):
+        return {"uri": repo.removesuffix(".git").rstrip("/") + "/", "description": {"text": repo}}
+    return {"description": {"text": repo}}
+
+
 def render(record: RunRecord) -> str:
-    return json.dumps(to_sarif(record), indent=2) + "\n"
+    return json.dumps(to_sarif(record), separators=(",", ":")) + "\n"

@@ -297,7 +297,7 @@ def _pool(misses: int, jobs: int, stats: Stats) -> _Pool | None:
         return None
     workers = min(jobs, misses)
     stats.workers = workers
-    chunk = max(1, min(32, misses // (workers * 8)))
+    chunk = 1  # a chunk's results arrive together: one file per task keeps output and the bar per file
     context = _context()
     # The fork server runs `python -c ...`, which puts the current folder first on sys.path: a
     # `porter/` folder there (a clone beside the project) would be imported instead of this

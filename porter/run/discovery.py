@@ -149,6 +149,11 @@ def _wanted(path: str, suffixes: tuple[str, ...], accept: Callable[[str], bool] 
     return path.endswith(suffixes) or (accept is not None and accept(path))
 
 
+def _joined(folder: str, name: str) -> str:
+    """``folder/name`` as a person writes it: ``sub/train.py``, not ``./sub/train.py``."""
+    return os.path.normpath(os.path.join(folder, name))
+
+
 def _walk(
     root: str, suffixes: tuple[str, ...], exclude: Sequence[str], accept: Callable[[str], bool] | None = None
 ) -> Iterator[Target]:
@@ -159,7 +164,7 @@ def _walk(
             if not _skipped_dir(folder, d) and not is_excluded(os.path.relpath(os.path.join(folder, d), root), exclude)
         )
         for name in sorted(files):
-            path = os.path.join(folder, name)
+            path = _joined(folder, name)
             if not _wanted(path, suffixes, accept):
                 continue
             relative = os.path.relpath(path, root)
@@ -212,7 +217,7 @@ def _from_listing(
             continue
         if _in_skipped_folder(root, relative, rejected):
             continue
-        path = os.path.join(root, relative)
+        path = _joined(root, relative)
         if os.path.islink(path):
             yield Target(path, root, relative, error="symbolic link; porter does not follow or write through links")
         elif os.path.isfile(path):  # a tracked file deleted from the work tree is not there to port

@@ -18,10 +18,11 @@ import os
 import re
 import signal
 import sys
-from collections.abc import Callable, Container, Generator, Iterator, Mapping
+from collections.abc import Callable, Container, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from porter.engine.changes import Change
 from porter.engine.options import TARGETS_NEURON, Options
 from porter.engine.results import FileResult, Success
 from porter.run.config import (
@@ -41,6 +42,10 @@ from porter.run.sinks.reports import REPORT_SUFFIXES
 
 if TYPE_CHECKING:
     from porter.run.cache import Cache
+    from porter.run.sinks.select import Chooser, Hunk
+
+# Picks the hunks of one file's port to apply (``--interactive``): (file, hunks) -> kept, or None.
+FileChooser = Callable[[str, "Sequence[Hunk]"], "list[bool] | None"]
 
 
 class MigrateError(Exception):
@@ -58,7 +63,9 @@ class MigrateOptions:
     allow_dirty: bool = False
     patch_file: str | None = None
     reports: tuple[str, ...] = ()  # .json, .sarif, .md
-    port_files: bool = False  # also port non-Python files (requirements, launchers, configs)
+    stdout_report: str | None = None  # json, sarif or markdown: that report, in ``Outputs.stdout``
+    python_only: bool = False  # folders: port only Python and notebooks, not pins/launchers/configs
+    safe_only: bool = False  # apply only ``safe`` changes; ``review`` ones are listed (FileOutcome.skipped)
     exclude: tuple[str, ...] = ()  # globs, added to [tool.porter] exclude
     prefilter: bool = True
     diffs: bool = True  # compute FileOutcome.diff for changed files
@@ -95,7 +102,7 @@ class MigrateOptions:
 # ``porter migrate``'s flags that are [tool.porter] settings (they win only when given) and those
 # passed as they are (same name and type).
 SETTING_FLAGS = ("select", "ignore", "style", "all_files", "log_interval", "max_file_size", "jobs", "time_limit", "cache_dir")
-DIRECT_FLAGS = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "port_files")
+DIRECT_FLAGS = ("write", "out_dir", "git_branch", "allow_dirty", "patch_file", "python_only", "safe_only")
 
 
 def options_from_flags(paths: tuple[str, ...], flags: Mapping[str, Any], given: Container[str]) -> MigrateOptions:
@@ -128,6 +135,8 @@ class FileOutcome:
     result: FileResult
     cached: bool = False
     diff: str = ""  # the unified diff of a changed file, labelled with its path (``diffs``)
+    skipped: tuple[Change, ...] = ()  # changes of the port not applied (--safe-only, --interactive)
+    refused: str | None = None  # why none of the port could be applied partly (the file is left as it was)
 
 
 @dataclass
@@ -149,14 +158,20 @@ def _to_stderr(line: str) -> None:
 class Migration:
     """A prepared run (options checked, configuration loaded, git checked): iterate it for the
     outcomes; ``total``, ``stats`` and ``outputs.failed`` tell the rest. ``say`` receives the
-    lines that are not a file's result (cache warnings, commits, outputs that failed)."""
+    lines that are not a file's result (cache warnings, commits, outputs that failed).
+    ``choose`` picks the hunks of each changed file to apply (``--interactive``)."""
 
     def __init__(
-        self, options: MigrateOptions, say: Callable[[str], None] = _to_stderr, on_start: Callable[[int], None] | None = None
+        self,
+        options: MigrateOptions,
+        say: Callable[[str], None] = _to_stderr,
+        on_start: Callable[[int], None] | None = None,
+        choose: FileChooser | None = None,
     ) -> None:
         from porter.run.batch import Stats
 
         self.options = options
+        self.choose = choose
         self.say = say
         self.on_start = on_start
         self.total = 0
@@ -187,10 +202,14 @@ class Migration:
             for index, result, cached in batch:
                 target, root = owned[index]
                 item = Item(target.path, target.relative, root.path, root.repo, root.out)
+                skipped: tuple[Change, ...] = ()
+                refused = None
+                if isinstance(result, Success) and (self.options.safe_only or self.choose is not None):
+                    result, skipped, refused = self._select(target, result, options[index])
                 diff = result.diff(diff_label(target.path)) if want_diff and isinstance(result, Success) else ""
                 for sink in sinks:
                     result = sink.accept(item, result, diff)
-                yield FileOutcome(target.path, target.relative, root.path, root.repo, result, cached, diff)
+                yield FileOutcome(target.path, target.relative, root.path, root.repo, result, cached, diff, skipped, refused)
         finally:
             batch.close()  # stops a pool at once when the consumer stops early
             if cache is not None:
@@ -203,12 +222,32 @@ class Migration:
             except Exception as error:  # sources may be written already: report, never crash
                 self.outputs.fail(type(sink).__name__, f"porter: error: {type(sink).__name__} output failed: {type(error).__name__}: {error}")
 
+    def _select(self, target: Target, result: Success, options: Options) -> tuple[FileResult, tuple[Change, ...], str | None]:
+        """The part of ``result`` to apply (``--safe-only``, ``--interactive``), what was skipped and
+        why nothing could be applied, if so (``porter.run.sinks.select``)."""
+        from porter.engine.changes import Safety
+        from porter.run.batch import port_bytes
+        from porter.run.sinks.select import select
+
+        choose = self.choose
+        keep: Chooser = (
+            (lambda hunks: choose(target.path, hunks))
+            if choose is not None
+            else (lambda hunks: [hunk.safety is Safety.SAFE for hunk in hunks])
+        )
+        chosen = select(result, keep, lambda data: port_bytes(data, result.path, target.kind, options), target.kind)
+        refused = chosen.refused
+        if refused is None and choose is None and not isinstance(chosen.result, Success):
+            if any(change.safety is Safety.SAFE for change in chosen.skipped):
+                refused = "each safe change shares its lines with a review change (or a notebook has review changes)"
+        return chosen.result, chosen.skipped, refused
+
     def _targets(self) -> list[tuple[Target, _Root]]:
         """Every file to port, with the input it came from."""
         out = os.path.abspath(self.options.out_dir) if self.options.out_dir else None
         accept: Callable[[str], bool] | None = None
-        if self.options.port_files:
-            from porter.filetypes import handles as accept  # loads libcst (setup.py ports): opt-in
+        if not self.options.python_only:  # a repository is ported whole: pins, launchers, configs
+            from porter.filetypes import handles as accept  # light: libcst only when a file is ported
         found: list[tuple[Target, _Root]] = []
         for raw, root in self.roots.items():
             for target in discover([raw], PORTED_SUFFIXES, root.exclude, use_git=True, accept=accept):
@@ -241,13 +280,13 @@ class Migration:
             roots = list(self.roots.values())
             folders = [root.path if os.path.isdir(root.path) else os.path.dirname(root.path) or "." for root in roots]
             sinks.append(Patch(options.patch_file, patch_base(folders, [root.git for root in roots]), outputs))
-        if options.reports:
+        if options.reports or options.stdout_report:
             from porter.reports.json_report import RunRecord, escaped
             from porter.run.sinks.reports import Reports
 
             record = RunRecord(command=["porter", "migrate", *(escaped(path) for path in options.paths)])
             record.options = {key: value for key, value in self.config.values.items() if key != "cache-dir"}
-            sinks.append(Reports(options.reports, record, outputs, self.stats))
+            sinks.append(Reports(options.reports, record, outputs, self.stats, options.stdout_report))
         return sinks
 
     def _cache(self) -> Cache | None:
@@ -275,7 +314,7 @@ def _prepare(options: MigrateOptions) -> dict[str, _Root]:
         if not report.lower().endswith(REPORT_SUFFIXES):
             raise MigrateError(f"--report {report}: unknown format (use .json, .sarif or .md)")
     for path in options.paths:
-        _check_portable(path, options.port_files)
+        _check_portable(path, options.python_only)
     overrides = options.overrides()
     try:
         roots = {raw: _root(raw, overrides, options) for raw in dict.fromkeys(options.paths)}
@@ -286,19 +325,19 @@ def _prepare(options: MigrateOptions) -> dict[str, _Root]:
     return roots
 
 
-def _check_portable(path: str, port_files: bool) -> None:
+def _check_portable(path: str, python_only: bool) -> None:
     """A file named explicitly must be one porter ports (a folder is searched, a missing path is
     reported per file). A Python script without a suffix is accepted (pre-commit passes them)."""
     if os.path.isdir(path) or os.path.islink(path) or not os.path.exists(path) or path.endswith(PORTED_SUFFIXES):
         return
-    if port_files:
+    if not python_only:
         from porter.filetypes import handles
 
         if handles(path):
             return
     if "." not in os.path.basename(path) and _python_shebang(path):
         return
-    hint = "" if port_files else " (use --files for pins, launchers, configs)"
+    hint = " with --python-only" if python_only else ""
     raise MigrateError(f"{path}: not a file porter ports{hint}")
 
 

@@ -20,7 +20,7 @@ import torch.fx as tfx
 
 from porter.check import gaps, lowering
 from porter.check.harness.device_mode import dev_of, tag
-from porter.check.harness.state import STATE, quiet, user_location
+from porter.check.harness.state import STATE, quiet, stage, user_location
 
 _counter = {"graph": 0}
 
@@ -127,6 +127,7 @@ class NeuronEmulatedBackend:
     def _record(self, kind: str, gm: tfx.GraphModule, example_inputs: Sequence[Any], state: dict[str, Any]) -> dict[str, Any]:
         _counter["graph"] += 1
         graph_id = _counter["graph"]
+        stage(f"compiling graph {graph_id} ({kind}, {sum(1 for n in gm.graph.nodes if n.op == 'call_function')} ops)")
         ready = lowering.prepare(gm)
         result = lowering.lower_bounded(ready)
         failed_ops: list[dict[str, Any]] = []

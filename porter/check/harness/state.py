@@ -81,6 +81,18 @@ class State:
 STATE = State()
 
 
+def stage(text: str) -> None:
+    """Tell the parent what the run is doing (``porter check`` prints it as it goes): one line
+    appended to the file named by ``PORTER_CHECK_STAGES``, when set."""
+    path = os.environ.get("PORTER_CHECK_STAGES")
+    if path:
+        try:
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(text.replace("\n", " ") + "\n")
+        except OSError:
+            pass
+
+
 def limit_reached() -> None:
     """--steps is reached: stop the script (the launched process) or the rank (a spawned child)."""
     if STATE.on_limit is not None:
@@ -91,7 +103,9 @@ def limit_reached() -> None:
 def optimizer_stepped(key: int) -> None:
     STATE.per_optimizer[key] = STATE.per_optimizer.get(key, 0) + 1
     STATE.step_counter = "optimizer.step()"
-    STATE.steps = max(STATE.per_optimizer.values())
+    before, STATE.steps = STATE.steps, max(STATE.per_optimizer.values())
+    if STATE.steps != before:
+        stage(f"step {STATE.steps}/{STATE.max_steps}")
     if STATE.steps >= STATE.max_steps:
         limit_reached()
 
@@ -103,6 +117,7 @@ def backward_done() -> None:
         return
     STATE.step_counter = "backward()"
     STATE.steps = STATE.backward_calls
+    stage(f"step {STATE.steps}/{STATE.max_steps}")
     if STATE.steps >= STATE.max_steps:
         limit_reached()
 

@@ -37,6 +37,7 @@ class Outputs:
 
     say: Callable[[str], None]
     failed: list[str] = field(default_factory=list)
+    stdout: list[str] = field(default_factory=list)  # text the command prints on standard output (``--report -``)
 
     def fail(self, output: str, line: str) -> None:
         self.failed.append(output)

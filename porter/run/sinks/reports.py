@@ -29,7 +29,10 @@ def report_format(path: str) -> str | None:
 
 
 def render(path: str, record: RunRecord) -> str:
-    kind = report_format(path)
+    return render_as(report_format(path), record, path)
+
+
+def render_as(kind: str | None, record: RunRecord, path: str = "-") -> str:
     if kind == "json":
         from porter.reports.json_report import render as json_render
 
@@ -46,15 +49,29 @@ def render(path: str, record: RunRecord) -> str:
 
 
 class Reports(Sink):
-    def __init__(self, paths: Sequence[str], record: RunRecord, outputs: Outputs, stats: Stats) -> None:
+    def __init__(self, paths: Sequence[str], record: RunRecord, outputs: Outputs, stats: Stats, stdout: str | None = None) -> None:
         self.paths = list(paths)
+        self.stdout = stdout  # a format: that report goes to ``outputs.stdout``
+        self.names: dict[str, str] = {}  # repository folder -> the name reports show
         self.record = record
         self.outputs = outputs
         self.stats = stats
 
     def accept(self, item: Item, result: FileResult, diff: str) -> FileResult:
-        self.record.add(result, item.repo)
+        self.record.add(result, item.repo, self._name(item.repo))
         return result
+
+    def _name(self, repo: str) -> str:
+        """The repository's name or remote; two inputs of the same name get ``name (2)``."""
+        if repo not in self.names:
+            from porter.run.gitops import repo_name
+
+            name, taken = repo_name(repo), set(self.names.values())
+            count = 1
+            while (f"{name} ({count})" if count > 1 else name) in taken:
+                count += 1
+            self.names[repo] = f"{name} ({count})" if count > 1 else name
+        return self.names[repo]
 
     def finish(self) -> None:
         self.record.cache_hits = self.stats.cache_hits
@@ -65,3 +82,5 @@ class Reports(Sink):
                 self.outputs.fail(path, f"{path}: error: cannot render the report: {type(error).__name__}: {error}")
                 continue
             write_output(path, text.encode("utf-8", "backslashreplace"), self.outputs)
+        if self.stdout:
+            self.outputs.stdout.append(render_as(self.stdout, self.record))
