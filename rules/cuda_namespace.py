@@ -8,7 +8,14 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, in_kept_cuda_branch, under_availability_test
+from porter.rules._lib.branches import (
+    DATA_PARALLEL,
+    branch_nodes,
+    guarded_branch,
+    in_kept_cuda_branch,
+    in_kept_cuda_test,
+    under_availability_test,
+)
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
@@ -47,6 +54,12 @@ class CudaNamespace(Rule):
         as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
         nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
+        An availability test whose true branch only calls CUDA-vendor tooling (a callee named for
+        NVLink/NCCL/cuDNN/cuBLAS/NVML/NVIDIA/ROCm, or a function of this file that is itself
+        CUDA-only: ``rules/_lib/branches.py:CudaOnlyBranches``) is kept with no marker:
+        ``torch.cuda.is_available()`` is False on Neuron and exists on every build, so litgpt's
+        ``if torch.cuda.is_available() and devices > 1: check_nvlink_connectivity(fabric)`` keeps
+        skipping the NVLink check there (corpus review W1b).
         A bare seeding or ``empty_cache()`` call statement (``manual_seed[_all]``, ``seed[_all]``,
         ``empty_cache``: a no-op on a CPU-only torch, an ``AttributeError`` as ``torch.neuron.X``
         there) that no availability test guards is put under ``if
@@ -175,7 +188,7 @@ class CudaNamespace(Rule):
             return
         if (head in RENAMES or head in RENAMED) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
             return  # runs only on CUDA (its device-type test is kept): nothing to port
-        if head in _AVAILABILITY and self._guards_cuda_only(node):
+        if head in _AVAILABILITY and (in_kept_cuda_test(self, node) or self._guards_cuda_only(node)):
             return
         if head in _AVAILABILITY:
             self._port_to_accelerator(node, head, rest)
