@@ -159,10 +159,7 @@ def _run(pairs: list[tuple[str, str, str]]) -> list[tuple[str, str | None, str |
 # Known losses, each with the error it must still show (a fixed case must leave this list, so
 # the entry cannot hide a new loss): an *explicit* "cuda" that became an explicit "neuron" in
 # code evaluated at import time, which only a call-time form can fix.
-KNOWN: dict[str, str] = {
-    # module-level torch.autocast(device_type="neuron") from nanoGPT's hard-coded device="cuda".
-    "_device/gpt_config_style.in.py": "device string: neuron",
-}
+KNOWN: dict[str, str] = {}
 
 
 def test_ported_scripts_keep_their_cpu_fallback() -> None:
