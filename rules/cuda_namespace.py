@@ -8,7 +8,14 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.branches import DATA_PARALLEL, branch_nodes, guarded_branch, in_kept_cuda_branch, under_availability_test
+from porter.rules._lib.branches import (
+    DATA_PARALLEL,
+    branch_nodes,
+    guarded_branch,
+    in_kept_cuda_branch,
+    in_kept_cuda_test,
+    under_availability_test,
+)
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
@@ -32,6 +39,13 @@ _AVAILABILITY = frozenset({"is_available", "device_count"})
 # typically run in setup code before anything touches the device: a bare call statement is
 # guarded by the availability test. (Calls made once the device is in use are not: noise.)
 # ``empty_cache`` too: torch.cuda's returns at once when CUDA was never initialised (a CPU run).
+# A Ray ``num_gpus`` request is a scheduler resource, not a device count: Ray names AWS
+# NeuronCores as the resource "neuron_cores" (Ray docs, ray-core/scheduling/accelerators.html).
+# ``torch.cuda.device_count()`` is 0 there (no GPUs requested) and exists on every build: kept.
+_RAY_MESSAGE = (
+    'Ray num_gpus is a scheduler resource: kept (it asks Ray for GPUs); on Trainium request NeuronCores, '
+    'the Ray resource "neuron_cores" (resources={"neuron_cores": n}), e.g. from torch.accelerator.device_count()'
+)
 _CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "empty_cache"})
 
 
@@ -47,6 +61,18 @@ class CudaNamespace(Rule):
         as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
         nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
+        An availability test whose true branch only calls CUDA-vendor tooling (a callee named for
+        NVLink/NCCL/cuDNN/cuBLAS/NVML/NVIDIA/ROCm, or a function of this file that is itself
+        CUDA-only: ``rules/_lib/branches.py:CudaOnlyBranches``) is kept with no marker:
+        ``torch.cuda.is_available()`` is False on Neuron and exists on every build, so litgpt's
+        ``if torch.cuda.is_available() and devices > 1: check_nvlink_connectivity(fabric)`` keeps
+        skipping the NVLink check there (corpus review W1b).
+        A count or availability test in a Ray ``num_gpus`` resource request (a keyword of a
+        ``ray.*`` call or of a call that also passes ``num_cpus``; the ``"num_gpus"`` entry of a
+        dict that also has ``"num_cpus"``) is kept with an NRN104 marker: it is a scheduler
+        resource, and Ray's resource for Trainium is the custom resource ``neuron_cores`` (Ray
+        docs, ray-core/scheduling/accelerators.html); a Neuron count there would still ask Ray for
+        GPUs (corpus review H6).
         A bare seeding or ``empty_cache()`` call statement (``manual_seed[_all]``, ``seed[_all]``,
         ``empty_cache``: a no-op on a CPU-only torch, an ``AttributeError`` as ``torch.neuron.X``
         there) that no availability test guards is put under ``if
@@ -175,7 +201,10 @@ class CudaNamespace(Rule):
             return
         if (head in RENAMES or head in RENAMED) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
             return  # runs only on CUDA (its device-type test is kept): nothing to port
-        if head in _AVAILABILITY and self._guards_cuda_only(node):
+        if head in _AVAILABILITY and (in_kept_cuda_test(self, node) or self._guards_cuda_only(node)):
+            return
+        if head in _AVAILABILITY and self._ray_gpu_request(node):
+            self.mark(node, _RAY_MESSAGE, code="NRN104")
             return
         if head in _AVAILABILITY:
             self._port_to_accelerator(node, head, rest)
@@ -273,6 +302,29 @@ class CudaNamespace(Rule):
             return False
         self.mark(node, f"CUDA test kept so its branch stays off on Neuron: the branch uses {culprit}", code="NRN104")
         return True
+
+    def _ray_gpu_request(self, node: cst.CSTNode) -> bool:
+        """``node`` is in the value of a Ray ``num_gpus`` resource request: the keyword of a
+        ``ray.*`` call (``ray.init``, ``ray.remote``) or of a call that also asks for ``num_cpus``
+        (``Actor.options(num_cpus=1, num_gpus=...)``), or the ``"num_gpus"`` entry of a dict that
+        also has ``"num_cpus"`` (a remote config passed to Ray). A ``"num_gpus"`` in a log or
+        report dict (no ``num_cpus``) is a count, ported as usual."""
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Arg):
+                call = self.parent(ancestor)
+                if ancestor.keyword is None or ancestor.keyword.value != "num_gpus" or not isinstance(call, cst.Call):
+                    return False
+                if any(name.startswith("ray.") for name in self.qualified(call.func)):
+                    return True
+                return any(arg.keyword is not None and arg.keyword.value == "num_cpus" for arg in call.args)
+            if isinstance(ancestor, cst.DictElement):
+                holder = self.parent(ancestor)
+                if string_value(ancestor.key) != "num_gpus" or not isinstance(holder, cst.Dict):
+                    return False
+                return any(isinstance(e, cst.DictElement) and string_value(e.key) == "num_cpus" for e in holder.elements)
+            if isinstance(ancestor, (cst.BaseStatement, cst.Lambda, cst.BaseSuite)):
+                return False
+        return False
 
     def _inside_import(self, node: cst.CSTNode) -> bool:
         return any(isinstance(ancestor, (cst.Import, cst.ImportFrom)) for ancestor in self.ancestors(node))

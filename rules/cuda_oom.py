@@ -83,7 +83,8 @@ class CudaOutOfMemory(Rule):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """``"out of memory" in str(e)`` (the CUDA allocator's text) in a CUDA file: also Neuron's."""
-        if len(node.comparisons) != 1 or "cuda" not in self.context.text.lower():
+        # A file on CUDA or already on Neuron (a rule before this one ported its .cuda() calls).
+        if len(node.comparisons) != 1 or not any(word in self.context.text.lower() for word in ("cuda", "neuron")):
             return
         operator = node.comparisons[0].operator
         text = string_value(node.left)

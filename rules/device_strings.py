@@ -61,6 +61,8 @@ _NEGATED: dict[type, type] = {
     cst.NotIn: cst.In,
 }
 
+_AUTOCAST = ("torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast")
+
 # String methods whose first argument, on a device-named receiver, is a device spelling.
 _STRING_METHODS = frozenset({"startswith", "endswith", "replace", "removeprefix", "split", "partition"})
 
@@ -96,7 +98,15 @@ class DeviceStrings(Rule):
         a string assigned to *any* name or returned in the branch of ``if
         torch.cuda.is_available():`` / ``device_count()`` (or chosen by ``... if
         torch.cuda.is_available() else ...``) is a device too, as is a string a device-named
-        function returns (``def get_device(): return "cuda"``).
+        function returns (``def get_device(): return "cuda"``), and so is either value of a
+        conditional expression whose test compares a device with a CUDA string (``kind = "cuda"
+        if "cuda" in device else "cpu"``: the ported test picks it). A device type chosen that
+        way at module level for an autocast also built at import time (nanoGPT: ``device_type =
+        "cuda" if "cuda" in device else "cpu"``, ``ctx = torch.amp.autocast(device_type=device_type)``)
+        gets ``and torch.accelerator.is_available()`` in its test: on a CPU-only torch CUDA's
+        autocast only disabled itself, an autocast of ``"neuron"`` raises without torch-neuronx,
+        so the import would fail; with the guard it gets ``"cpu"`` there and is unchanged
+        wherever an accelerator is present.
         A device-type test whose CUDA branch holds CUDA-only code (``torch.cuda`` names with no
         Neuron counterpart, Triton/Inductor, ``channels_last``, ``DataParallel``, CUDA/NCCL
         environment variables, the CUDA-only libraries: ``rules/_lib/branches.py``) is kept with its
@@ -139,7 +149,7 @@ class DeviceStrings(Rule):
         device_type = "cuda" if "cuda" in device else "cpu"
 
     After:
-        device = torch.device("neuron:0" if torch.neuron.is_available() else "cpu")
+        device = torch.device("neuron:0" if torch.accelerator.is_available() else "cpu")
         x = torch.zeros(4, device="neuron")
         device_type = "neuron" if "neuron" in device else "cpu"
 
@@ -174,6 +184,57 @@ class DeviceStrings(Rule):
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._consider(node)
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        # nanoGPT: device = "cuda" (module level), then device_type = "cuda" if "cuda" in device
+        # else "cpu" and ctx = torch.amp.autocast(device_type=device_type) at import time. On a
+        # CPU-only torch the original's CUDA autocast only disables itself (a warning); an
+        # autocast of "neuron" raises without torch-neuronx. The ported test also asks for the
+        # accelerator, so a CPU-only import gets the CPU type, as the disabled autocast was.
+        if self.options.style == "accelerator" or not cuda_string(node.body) or self._in_function(node):
+            return
+        if in_kept_cuda_test(self, node.body) or is_availability_test(self, node.test):
+            return
+        if not any(cuda_string(inner) and self._in_device_position(inner) for inner in child_index(self).walk(node.test)):
+            return
+        holder = self.parent(node)
+        if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
+            return
+        if not self._import_time_autocast(holder.targets[0].target.value):
+            return
+        name, imports = torch_ref(self.context.module)
+        available = cst.parse_expression(f"{name}.accelerator.is_available()")
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            test = cast(cst.BaseExpression, updated)
+            if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.NamedExpr, cst.Lambda)) and not test.lpar:
+                test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            return cst.BooleanOperation(left=test, operator=cst.And(), right=available)
+
+        message = "device type for an autocast built at import time: the test also asks for the accelerator (a CPU-only import gets \"cpu\", as CUDA's autocast disabled itself there)"
+        self.replace(node.test, transform, message, imports=imports)
+
+    def _tests_cuda_device(self, test: cst.CSTNode) -> bool:
+        """``test`` compares a device-named value with a CUDA string this rule ports."""
+        return any(
+            cuda_string(inner)
+            and (self._comparison_of(inner) is not None or self._string_method_argument(inner))
+            and self._in_device_position(inner)
+            for inner in child_index(self).walk(test)
+        )
+
+    def _in_function(self, node: cst.CSTNode) -> bool:
+        return any(isinstance(a, (cst.FunctionDef, cst.Lambda)) for a in self.ancestors(node))
+
+    def _import_time_autocast(self, name: str) -> bool:
+        """An autocast built outside any function (at import time) takes ``name`` as its device type."""
+        for inner in child_index(self).preorder:
+            if not isinstance(inner, cst.Call) or not self.matches(inner.func, *_AUTOCAST):
+                continue
+            arg = positional(inner, 0) or next((a for a in inner.args if a.keyword is not None and a.keyword.value == "device_type"), None)
+            if arg is not None and isinstance(arg.value, cst.Name) and arg.value.value == name and not self._in_function(inner):
+                return True
+        return False
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         call = map_location_cuda_call(node)
@@ -389,6 +450,8 @@ class DeviceStrings(Rule):
                 return False
             if isinstance(parent, cst.IfExp) and parent.body is child and is_availability_test(self, parent.test):
                 chosen_on_neuron = True
+            if isinstance(parent, cst.IfExp) and self._tests_cuda_device(parent.test):
+                return True  # kind = "cuda" if "cuda" in device else "cpu": the ported test picks it
             child, parent = parent, self.parent(parent)
         if isinstance(parent, cst.Arg):
             return self._device_argument(parent)

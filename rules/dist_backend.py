@@ -10,6 +10,7 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional
+from porter.rules._lib.branches import guarded_branch
 from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 from porter.rules._lib.tree import child_index
@@ -27,6 +28,14 @@ _NOT_OURS = ("deepspeed.", "transformers.", "trl.", "accelerate.")  # NRN304 / t
 # No accelerator (a CPU-only run): the CPU default, gloo.
 _DEFAULT_FOR = 'torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")'
 _ACCELERATOR_TYPE = "torch.accelerator.current_accelerator().type"
+
+
+def _nccl_literal(guard: cst.IfExp) -> cst.SimpleString | None:
+    """The ``"nccl"`` literal a conditional expression selects (either branch), or None."""
+    for side in (guard.body, guard.orelse):
+        if isinstance(side, cst.SimpleString) and string_value(side) == "nccl":
+            return side
+    return None
 
 
 def _is_backend_name(name: str) -> bool:
@@ -56,10 +65,16 @@ class DistBackend(Rule):
         ``"backend"``, comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
         variable the file assigns a string (not of a config/command-line value: the user's
         ``"nccl"`` must keep matching), and
-        ``dist.Backend.NCCL``. ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``:
-        NCCL does not exist in the torch build on Trainium, so a test for it would always pick
-        gloo after the port; the accelerator test picks ``neuron`` there and keeps gloo for a
-        CPU-only run (rather than ``"neuron"`` unconditionally, which a CPU run cannot use).
+        ``dist.Backend.NCCL``. ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``
+        together with the ``"nccl"`` it selects, as one change (``"nccl" if dist.is_nccl_available()
+        else "gloo"`` anywhere, e.g. as the default of ``{...}.get(device_type, ...)``, becomes
+        ``"neuron" if torch.accelerator.is_available() else "gloo"``; an ``if
+        is_nccl_available():`` is ported when its branch holds a "nccl" this rule ports): NCCL
+        does not exist in the torch build on Trainium, so a test for it would always pick gloo
+        after the port; the accelerator test picks ``neuron`` there and keeps gloo for a CPU-only
+        run. A test whose "nccl" is not ported stays as it is (on Trainium it picks the old
+        fallback): the accelerator is available on a GPU host and on Trainium, so the test ported
+        alone would hand "nccl" to Neuron devices (corpus review H8).
         With ``--style accelerator`` the backend becomes
         ``torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()
         or "cpu")`` (``neuron`` on Trainium, ``nccl`` on CUDA, ``gloo`` without an accelerator).
@@ -107,38 +122,82 @@ class DistBackend(Rule):
         if value is None:
             return
         new = _neuron_backend(value)
-        if new is None or not self._in_backend_position(node, value):
+        if new is None or self._nccl_choice_of(node) is not None or not self._in_backend_position(node, value):
             return
-        if self.options.style == "accelerator":
-            if new == "neuron":
-                text = _DEFAULT_FOR
-            else:
-                inner = f"{{{_ACCELERATOR_TYPE}}}:{{{_DEFAULT_FOR}}}".replace('"', "'")
-                text = 'f"' + new.replace("neuron:neuron", inner) + '"'
-            name, imports = torch_ref(self.context.module)
-            message = f'backend "{value}" -> default backend of the accelerator'
-            self.replace(node, cst.parse_expression(retorch(text, name)), message, imports=imports)
+        text, imports = self._backend_text(new)
+        if text is not None:
+            self.replace(node, cst.parse_expression(text), f'backend "{value}" -> default backend of the accelerator', imports=imports)
             return
         self.replace(node, lambda n: with_string_value(n, new), f'process-group backend "{value}" -> "{new}"')  # type: ignore[arg-type]
 
     def visit_Call(self, node: cst.Call) -> None:
         # The torch build on Trainium has no NCCL: a ported "nccl" chosen by is_nccl_available()
-        # would never be picked. The accelerator test keeps the gloo fallback of a CPU-only run.
+        # would never be picked. The accelerator test keeps the gloo fallback of a CPU-only run,
+        # but only together with the "nccl" it selects: the accelerator is available on a GPU host
+        # and on Trainium, so a test ported alone would pick "nccl" for Neuron devices.
         if node.args or not self.matches(node.func, "torch.distributed.is_nccl_available"):
             return
+        guard = guarded_branch(self, node)
+        literal = _nccl_literal(guard) if isinstance(guard, cst.IfExp) else None
+        if literal is None and not (isinstance(guard, cst.If) and self._ported_in(guard)):
+            return  # the test stays: on Trainium it is False, the old gloo choice
         name, imports = torch_ref(self.context.module)
-        message = "dist.is_nccl_available() -> torch.accelerator.is_available() (no NCCL on Trainium; 'neuron' needs the device)"
-        self.replace(node, cst.parse_expression(f"{name}.accelerator.is_available()"), message, imports=imports)
-        if isinstance(node.func, cst.Name):  # from torch.distributed import is_nccl_available
-            self.drop_import_if_unused(ImportSpec("torch.distributed", "is_nccl_available"))
+        accelerator = cst.parse_expression(f"{name}.accelerator.is_available()")
+        if literal is not None and isinstance(guard, cst.IfExp):
+            # One change: the test and the literal it selects (inner call edit first, then this).
+            self.replace(node, accelerator, None, imports=imports)
+            text, more = self._backend_text("neuron")
+            chosen: cst.BaseExpression = cst.parse_expression(text) if text is not None else with_string_value(literal, "neuron")
+            field = "body" if guard.body is literal else "orelse"
+            message = '"nccl" if dist.is_nccl_available() -> "neuron" if torch.accelerator.is_available() (no NCCL on Trainium; gloo stays for a CPU-only run)'
+            self.replace(guard, lambda n: n.with_changes(**{field: chosen}), message, imports=(*imports, *more))
+        else:
+            message = "dist.is_nccl_available() -> torch.accelerator.is_available() (no NCCL on Trainium; 'neuron' needs the device)"
+            self.replace(node, accelerator, message, imports=imports)
+        if isinstance(node.func, cst.Name):  # from torch.distributed import is_nccl_available [as x]
+            bound = node.func.value
+            asname = None if bound == "is_nccl_available" else bound
+            self.drop_import_if_unused(ImportSpec("torch.distributed", "is_nccl_available", asname))
+
+    def _backend_text(self, new: str) -> tuple[str | None, tuple[ImportSpec, ...]]:
+        """``--style accelerator``: the generated backend expression for ``new``; None otherwise."""
+        if self.options.style != "accelerator":
+            return None, ()
+        if new == "neuron":
+            text = _DEFAULT_FOR
+        else:
+            inner = f"{{{_ACCELERATOR_TYPE}}}:{{{_DEFAULT_FOR}}}".replace('"', "'")
+            text = 'f"' + new.replace("neuron:neuron", inner) + '"'
+        name, imports = torch_ref(self.context.module)
+        return retorch(text, name), imports
+
+    def _nccl_choice_of(self, node: cst.SimpleString) -> cst.IfExp | None:
+        """The ``"nccl" if dist.is_nccl_available() else ...`` whose "nccl" ``node`` is (ported
+        as one change by ``visit_Call``)."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.IfExp) and _nccl_literal(parent) is node and self._tests_nccl(parent.test):
+            return parent
+        return None
+
+    def _tests_nccl(self, test: cst.CSTNode) -> bool:
+        return any(
+            isinstance(inner, cst.Call) and not inner.args and self.matches(inner.func, "torch.distributed.is_nccl_available")
+            for inner in child_index(self).walk(test)
+        )
+
+    def _ported_in(self, guard: cst.If) -> bool:
+        """The ``if is_nccl_available():`` branch holds a "nccl" this rule ports."""
+        return any(
+            isinstance(inner, cst.SimpleString) and string_value(inner) == "nccl" and self._in_backend_position(inner, "nccl")
+            for inner in child_index(self).walk(guard.body)
+        )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "NCCL" or not self.matches(node, "torch.distributed.Backend.NCCL"):
             return
-        if self.options.style == "accelerator":
-            name, imports = torch_ref(self.context.module)
-            message = "Backend.NCCL -> default backend of the accelerator"
-            self.replace(node, cst.parse_expression(retorch(_DEFAULT_FOR, name)), message, imports=imports)
+        text, imports = self._backend_text("neuron")
+        if text is not None:
+            self.replace(node, cst.parse_expression(text), "Backend.NCCL -> default backend of the accelerator", imports=imports)
             return
         self.replace(node, cst.SimpleString('"neuron"'), 'Backend.NCCL -> "neuron"')
 

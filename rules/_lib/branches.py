@@ -8,6 +8,7 @@ or to keep the test's old meaning when the branch cannot work on Neuron.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -213,11 +214,79 @@ def _cuda_side(rule: Rule, guard: Guard) -> cst.CSTNode | None:
     return None
 
 
+# Vendor tooling (corpus review W1b): a callee whose last name part says NVLink, NCCL, cuDNN,
+# cuBLAS, NVML, NVIDIA or ROCm (``check_nvlink_connectivity``) checks or tunes the GPU vendor's
+# stack; it means nothing on Neuron. Command lines of the vendors' tools, named in string literals:
+_VENDOR_CALLEE = re.compile(r"(?i)(nvlink|nccl|cudnn|cublas|nvml|nvidia|rocm)")
+_VENDOR_TOOLS = ("nvidia-smi", "rocm-smi", "nvcc", "nvlink")
+
+
+def _vendor_callee(name: str) -> bool:
+    return bool(_VENDOR_CALLEE.search(name.split(".")[-1]))
+
+
+def _local_functions(rule: Rule) -> dict[str, cst.FunctionDef]:
+    """Module-level functions of this file, by name (the callees a branch can be followed into)."""
+    return {
+        statement.name.value: statement for statement in rule.context.module.body if isinstance(statement, cst.FunctionDef)
+    }
+
+
+def _cuda_only_function(rule: Rule, function: cst.FunctionDef, local: dict[str, cst.FunctionDef]) -> bool:
+    """A function of this file that is itself CUDA-only: its body names a CUDA-only API
+    (``cuda_only_name``), a vendor tool's command line (``"nvidia-smi"``, ``"rocm-smi"``) or calls
+    vendor tooling (one level deep: a local callee is not followed further)."""
+    for inner in child_index(rule).walk(function.body):
+        if cuda_only_name(rule, inner) is not None:
+            return True
+        value = string_value(inner) if isinstance(inner, cst.SimpleString) else None
+        if value is not None and any(tool in value for tool in _VENDOR_TOOLS):
+            return True
+        if isinstance(inner, cst.Call) and (callee := dotted(inner.func)) is not None and callee not in local and _vendor_callee(callee):
+            return True
+    return False
+
+
+def _vendor_call(rule: Rule, node: cst.BaseExpression, local: dict[str, cst.FunctionDef]) -> bool:
+    """``node`` is a call of CUDA-vendor tooling: a callee named for it, or a function of this
+    file that is itself CUDA-only."""
+    if not isinstance(node, cst.Call) or (callee := dotted(node.func)) is None:
+        return False
+    if callee in local:
+        return _cuda_only_function(rule, local[callee], local)
+    return _vendor_callee(callee)
+
+
+def _only_vendor_calls(rule: Rule, branch: cst.CSTNode, local: dict[str, cst.FunctionDef]) -> bool:
+    """Every statement of ``branch`` calls CUDA-vendor tooling (``check_nvlink_connectivity(f)``,
+    ``ok = nccl_check()``); ``pass`` is allowed, anything else (a device pick, a seed) is not."""
+    if isinstance(branch, cst.BaseExpression):
+        return _vendor_call(rule, branch, local)
+    if not isinstance(branch, cst.IndentedBlock | cst.SimpleStatementSuite):
+        return False
+    lines = branch.body if isinstance(branch, cst.IndentedBlock) else [branch]
+    found = False
+    for line in lines:
+        if not isinstance(line, cst.SimpleStatementLine | cst.SimpleStatementSuite):
+            return False
+        for small in line.body:
+            if isinstance(small, cst.Pass):
+                continue
+            value = small.value if isinstance(small, cst.Expr | cst.Assign) else None
+            if value is None or not _vendor_call(rule, value, local):
+                return False
+            found = True
+    return found
+
+
 @dataclass(frozen=True)
 class CudaOnlyBranches(FileAnalysis):
     """The device-type tests (``if device.type == "cuda":``) whose CUDA branch holds CUDA-only
-    code (``cuda_only_name``): ``tests`` are the guards (kept as they are), ``branches`` the code
-    they select on CUDA (not ported, no Neuron advice). Node ids of this file's tree."""
+    code (``cuda_only_name``), and the availability tests (``if torch.cuda.is_available() and
+    devices > 1:``) whose true branch only calls CUDA-vendor tooling (``_only_vendor_calls``):
+    ``tests`` are the guards (kept as they are: ``torch.cuda.is_available()`` is False on Neuron
+    and exists on every build), ``branches`` the code they select on CUDA (not ported, no Neuron
+    advice). Node ids of this file's tree."""
 
     tests: frozenset[int]
     branches: frozenset[int]
@@ -227,6 +296,7 @@ class CudaOnlyBranches(FileAnalysis):
         index = child_index(rule)
         tests: set[int] = set()
         branches: set[int] = set()
+        local: dict[str, cst.FunctionDef] | None = None
         for node in index.preorder:
             if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
                 continue
@@ -234,6 +304,11 @@ class CudaOnlyBranches(FileAnalysis):
             if side is not None and any(cuda_only_name(rule, inner) is not None for inner in index.walk(side)):
                 tests.add(id(node))
                 branches.add(id(side))
+            elif side is None and _calls_availability(rule, node.test):
+                local = _local_functions(rule) if local is None else local
+                if _only_vendor_calls(rule, true_branch(node), local):
+                    tests.add(id(node))
+                    branches.add(id(true_branch(node)))
         return cls(frozenset(tests), frozenset(branches))
 
 
