@@ -551,19 +551,33 @@ class DeviceStrings(Rule):
 
     def _parses_user_text(self, comparison: cst.Comparison) -> bool:
         """The function strips a ``"cuda:"`` prefix from text the port leaves as it is
-        (ultralytics' ``str(device).lower().replace("cuda:", "")``): it parses the user's CUDA
+        (ultralytics' ``str(device).lower().replace("cuda:", "")``, also through a loop over the
+        prefixes to remove): it parses the user's CUDA
         spelling, so ``device == "cuda"`` there must keep understanding ``device="cuda"``."""
         function = next((a for a in self.ancestors(comparison) if isinstance(a, cst.FunctionDef)), None)
         if function is None:
             return False
-        for inner in child_index(self).walk(function.body):
+        inner_nodes = list(child_index(self).walk(function.body))
+        # ``for remove in "cuda:", "none", "(": device = device.replace(remove, "")``: the loop name
+        # holds the prefix
+        prefix_names = {
+            loop.target.value
+            for loop in inner_nodes
+            if isinstance(loop, cst.For)
+            and isinstance(loop.target, cst.Name)
+            and isinstance(loop.iter, (cst.Tuple, cst.List))
+            and any(string_value(element.value) == "cuda:" for element in loop.iter.elements)
+        }
+        for inner in inner_nodes:
             if (
                 isinstance(inner, cst.Call)
                 and isinstance(inner.func, cst.Attribute)
                 and inner.func.attr.value in {"replace", "removeprefix"}
                 and (first := positional(inner, 0)) is not None
-                and string_value(first.value) == "cuda:"
-                and not self._string_method_argument(first.value)
+                and (
+                    string_value(first.value) == "cuda:" and not self._string_method_argument(first.value)
+                    or isinstance(first.value, cst.Name) and first.value.value in prefix_names
+                )
             ):
                 return True
         return False
