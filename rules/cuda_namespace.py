@@ -14,12 +14,12 @@ from porter.rules._lib.branches import (
     guarded_branch,
     in_kept_cuda_branch,
     in_kept_cuda_test,
+    memory_stats_key,
     under_availability_test,
 )
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index
 from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_ONLY,
@@ -201,7 +201,7 @@ class CudaNamespace(Rule):
             return
         if (head in RENAMES or head in RENAMED) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
             return  # runs only on CUDA (its device-type test is kept): nothing to port
-        if head in _AVAILABILITY and (in_kept_cuda_test(self, node) or self._guards_cuda_only(node)):
+        if head in _AVAILABILITY and (self._guards_cuda_only(node) or in_kept_cuda_test(self, node)):
             return
         if head in _AVAILABILITY and self._ray_gpu_request(node):
             self.mark(node, _RAY_MESSAGE, code="NRN104")
@@ -223,8 +223,8 @@ class CudaNamespace(Rule):
                 port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
             return
-        if head == "memory_stats" and rest == head and self._stats_key(node) is not None:
-            key = self._stats_key(node)
+        key = memory_stats_key(self, node) if head == "memory_stats" and rest == head else None
+        if key is not None:
             self.mark(
                 node,
                 f'torch.cuda.memory_stats keys are CUDA caching-allocator keys ("{key}"); the Neuron allocator\'s keys differ: port by hand',
@@ -236,27 +236,6 @@ class CudaNamespace(Rule):
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
         if head in _CPU_HARMLESS and rest == head:
             self._guard_statement(node)
-
-    def _stats_key(self, node: cst.CSTNode) -> str | None:
-        """The string key a ``torch.cuda.memory_stats()`` result is read with: directly
-        (``memory_stats()["k"]``) or through the name it is assigned to in the same function
-        (``stats = memory_stats()`` ... ``stats["k"]``). None when no key is read."""
-        call = self.parent(node)
-        if not isinstance(call, cst.Call) or call.func is not node:
-            return None
-        holder = self.parent(call)
-        if isinstance(holder, cst.Subscript):
-            return _string_key(holder)
-        if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
-            return None
-        name = holder.targets[0].target.value
-        scope = next((a for a in self.ancestors(holder) if isinstance(a, cst.FunctionDef)), self.context.module)
-        for inner in child_index(self).walk(scope):
-            if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Name) and inner.value.value == name:
-                key = _string_key(inner)
-                if key is not None:
-                    return key
-        return None
 
     def _guard_statement(self, node: cst.CSTNode) -> None:
         """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
@@ -388,13 +367,6 @@ class CudaNamespace(Rule):
             imports=imports,
         )
         self._drop_source_import(text, rest)
-
-
-def _string_key(subscript: cst.Subscript) -> str | None:
-    """``x["key"]`` -> ``key`` (a single string-literal index), else None."""
-    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
-        return None
-    return string_value(subscript.slice[0].slice.value)
 
 
 def _cuda_index(parts: list[str]) -> int:

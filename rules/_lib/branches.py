@@ -177,11 +177,43 @@ def cuda_only_name(rule: Rule, node: cst.CSTNode) -> str | None:
             return name
         if name.startswith(_CUDA_PREFIX):
             head = name[len(_CUDA_PREFIX) :].split(".")[0]
+            if head == "memory_stats" and memory_stats_key(rule, node) is not None:
+                return name  # read with CUDA allocator keys: kept (and marked) by NRN104, so CUDA-only
             if head in OWNED_ELSEWHERE:  # other rules port it (torch.cuda.amp, OOM, tensor types)
                 continue
             if head in NO_EQUIVALENT or (head not in RENAMES and head not in RENAMED and head not in ACCELERATOR_ONLY):
                 return name
     return None
+
+
+def memory_stats_key(rule: Rule, node: cst.CSTNode) -> str | None:
+    """The string key a ``torch.cuda.memory_stats()`` result is read with: directly
+    (``memory_stats()["k"]``) or through the name it is assigned to in the same function
+    (``stats = memory_stats()`` ... ``stats["k"]``). None when no key is read. The keys are
+    CUDA caching-allocator keys, so such a call stays CUDA (corpus review W8/H9)."""
+    call = rule.parent(node)
+    if not isinstance(call, cst.Call) or call.func is not node:
+        return None
+    holder = rule.parent(call)
+    if isinstance(holder, cst.Subscript):
+        return _string_key(holder)
+    if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
+        return None
+    name = holder.targets[0].target.value
+    scope = next((a for a in rule.ancestors(holder) if isinstance(a, cst.FunctionDef)), rule.context.module)
+    for inner in child_index(rule).walk(scope):
+        if isinstance(inner, cst.Subscript) and isinstance(inner.value, cst.Name) and inner.value.value == name:
+            key = _string_key(inner)
+            if key is not None:
+                return key
+    return None
+
+
+def _string_key(subscript: cst.Subscript) -> str | None:
+    """``x["key"]`` -> ``key`` (a single string-literal index), else None."""
+    if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Index):
+        return None
+    return string_value(subscript.slice[0].slice.value)
 
 
 def _cuda_side(rule: Rule, guard: Guard) -> cst.CSTNode | None:
@@ -279,11 +311,39 @@ def _only_vendor_calls(rule: Rule, branch: cst.CSTNode, local: dict[str, cst.Fun
     return found
 
 
+def _only_cuda_only(rule: Rule, branch: cst.CSTNode) -> bool:
+    """Every statement of ``branch`` is CUDA-only code (``cuda_only_name``) or reads what such a
+    statement of the branch assigned (``stats = torch.cuda.memory_stats()`` then
+    ``retries = stats["num_alloc_retries"]``, corpus review H9): the branch has nothing to run on
+    Neuron, so its availability test keeps its CUDA meaning. A branch that also picks a device or
+    does other work is not one (its test is ported and the CUDA-only parts are marked)."""
+    if not isinstance(branch, cst.IndentedBlock):
+        return False
+    index = child_index(rule)
+    held: set[str] = set()
+    found = False
+    for line in branch.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return False
+        for small in line.body:
+            if isinstance(small, cst.Pass):
+                continue
+            inner = list(index.walk(small))
+            if any(cuda_only_name(rule, node) is not None for node in inner):
+                found = True
+                if isinstance(small, cst.Assign):
+                    held |= {t.target.value for t in small.targets if isinstance(t.target, cst.Name)}
+            elif not any(isinstance(node, cst.Name) and node.value in held for node in inner):
+                return False
+    return found
+
+
 @dataclass(frozen=True)
 class CudaOnlyBranches(FileAnalysis):
     """The device-type tests (``if device.type == "cuda":``) whose CUDA branch holds CUDA-only
     code (``cuda_only_name``), and the availability tests (``if torch.cuda.is_available() and
-    devices > 1:``) whose true branch only calls CUDA-vendor tooling (``_only_vendor_calls``):
+    devices > 1:``) whose true branch only calls CUDA-vendor tooling (``_only_vendor_calls``) or
+    holds only CUDA-only code (``_only_cuda_only``):
     ``tests`` are the guards (kept as they are: ``torch.cuda.is_available()`` is False on Neuron
     and exists on every build), ``branches`` the code they select on CUDA (not ported, no Neuron
     advice). Node ids of this file's tree."""
@@ -306,7 +366,7 @@ class CudaOnlyBranches(FileAnalysis):
                 branches.add(id(side))
             elif side is None and _calls_availability(rule, node.test):
                 local = _local_functions(rule) if local is None else local
-                if _only_vendor_calls(rule, true_branch(node), local):
+                if _only_vendor_calls(rule, true_branch(node), local) or _only_cuda_only(rule, true_branch(node)):
                     tests.add(id(node))
                     branches.add(id(true_branch(node)))
         return cls(frozenset(tests), frozenset(branches))
