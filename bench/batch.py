@@ -54,7 +54,9 @@ def bare_parse(files: list[str], jobs: int) -> float:
 
 def porter(args: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "porter", "migrate", *args], capture_output=True, text=True)
+    # Run from a neutral folder: `python -m` puts the current folder first on sys.path, and a
+    # porter checkout there would shadow the frozen copy the workers run.
+    done = subprocess.run([sys.executable, "-m", "porter", "migrate", *args], capture_output=True, text=True, cwd=tempfile.gettempdir())
     elapsed = time.perf_counter() - started
     summary = (done.stderr.strip().splitlines() or ["?"])[-1]
     return elapsed, f"exit {done.returncode}: {summary}"

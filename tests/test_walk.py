@@ -109,7 +109,11 @@ SHADOWING = {
                         "import jax.numpy as np\nnp.ones(1)\n", False),
     "class_body_import": ("class C:\n    import torch as t\n    x = t.zeros(1)\n    y = [t.ones(1) for _ in range(2)]\n"
                           "    def m(self):\n        return t.cuda\n", False),
-    "parameter_shadow": ("import torch\ndef f(torch):\n    return torch.cuda.synchronize()\ntorch.cuda.synchronize()\n", True),
+    "parameter_shadow": ("import torch\ndef f(torch):\n    return torch.cuda.synchronize()\ntorch.cuda.synchronize()\n", False),
+    "method_name_shadow": ("from m import init\nclass C:\n    def init(self):\n        init.normal_()\n    x = init\n", False),
+    "local_shadow_handlers": ("import os\ndef f():\n    try:\n        pass\n    except E as os:\n        os.x\n"
+                              "    for os in y: os.z\n    os.path\ndef g(): os.path\n", False),
+    "comprehension_in_class_body": ("import torch.nn as nn\nclass C:\n    y = [0 for _ in nn.a]\n    def nn(self): nn.b\n", True),
     "global_shadow": ("import torch\ndef f():\n    global torch\n    torch = 1\ntorch.cuda.is_available()\n", True),
     "dotted_imports": ("import torch.distributed as dist\nimport torch.cuda\nimport os.path\n"
                        "dist.init_process_group('nccl')\ntorch.cuda.current_device()\nos.path.join('a')\nos.getcwd()\n", False),

@@ -174,7 +174,7 @@ def _port_module(
         return unchanged()
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
-    edits += unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits))
+    edits += unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
     new_module = wrapper.module.visit(_EditApplier(edits))
     new_module = _add_missing_imports(new_module, edits)
     new = new_module.bytes

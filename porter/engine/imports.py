@@ -1,19 +1,30 @@
-"""Removing imports a port made unused, decided from the metadata of the original module.
+"""Removing imports a port made unused, decided from the original module.
 
-The scope analysis of the original module knows every access of every import binding. After the
-port a binding is unused exactly when each of its accesses lies inside a node an edit replaced
-or removed — so no second parse or scope pass over the ported module is needed.
+After the port an import binding is unused exactly when each of its accesses in the original
+module lies inside a node an edit replaced or removed — so no second parse or scope pass over the
+ported module is needed. The accesses come from the file's tree index: when the bound name is
+bound (other than by an import) nowhere but at module level and the import is a module-level
+statement, every access of the name anywhere reads the module's bindings, so its accesses are the
+``Name`` nodes spelling it that are not bindings (a ``del`` counts as an access, as in libcst),
+attribute names, keywords or parts of an import, plus the strings mentioning it where a type hint
+may be (libcst reads string annotations). That over-counts (an access that reaches a local import
+of the same name elsewhere counts too), which only keeps an import. Anything else — a name bound
+in a function or class, an import inside one — asks libcst's scope analysis, which costs more than
+the parse of the file.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, ScopeProvider
+from libcst.metadata import ParentNodeProvider, QualifiedNameProvider, ScopeProvider
 
 from porter.engine.changes import ImportSpec
+from porter.engine.fastcst.names import LazyQualifiedNames
+from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.rule import Edit
 
 REMOVAL_ORDER = (10_000, "~imports")
@@ -80,12 +91,15 @@ def unused_import_edits(
     imports: Iterable[cst.Import | cst.ImportFrom],
     candidates: Sequence[tuple[str, ImportSpec]],
     edits: Sequence[Edit],
+    tree: TreeIndex | None = None,
 ) -> list[Edit]:
     """Edits that drop each candidate import whose every use the port replaced."""
     if not candidates:
         return []
-    scopes: Mapping[cst.CSTNode, Any] = metadata[ScopeProvider]
     parents: Mapping[cst.CSTNode, cst.CSTNode] = metadata[ParentNodeProvider]  # type: ignore[assignment]
+    names = metadata[QualifiedNameProvider] if tree is not None else None
+    counted = _ReferenceCount(tree, names) if isinstance(names, LazyQualifiedNames) and tree is not None else None
+    scopes: Mapping[cst.CSTNode, Any] | None = None
     replaced = {id(edit.target) for edit in edits if edit.transform is not None or edit.remove}
 
     def rewritten(node: cst.CSTNode) -> bool:
@@ -104,11 +118,16 @@ def unused_import_edits(
                 continue
             if not any(_matches(node, alias, spec) for alias in node.names):
                 continue
-            scope = scopes.get(node)
-            if scope is None:
-                continue
-            assignments = [a for a in scope.assignments[bound] if getattr(a, "node", None) is node]
-            if any(not rewritten(access.node) for a in assignments for access in a.references):
+            references = counted.references(bound, node) if counted is not None else None
+            if references is None:  # not simple enough to count: libcst's scope analysis
+                if scopes is None:
+                    scopes = metadata[ScopeProvider]
+                scope: Any = scopes.get(node)
+                if scope is None:
+                    continue
+                assignments = [a for a in scope.assignments[bound] if getattr(a, "node", None) is node]
+                references = [access.node for a in assignments for access in a.references]
+            if any(not rewritten(reference) for reference in references):
                 continue
             line = parents.get(node)
             if isinstance(line, cst.SimpleStatementLine):
@@ -119,6 +138,92 @@ def unused_import_edits(
         Edit(target=line, code=code, order=REMOVAL_ORDER, transform=_dropper(specs))
         for line, code, specs in drops.values()
     ]
+
+
+_STRINGS = (cst.SimpleString, cst.ConcatenatedString)
+_HINT_CALLS = frozenset({"cast", "TypeVar", "NewType"})  # calls whose string arguments libcst reads as types
+_IMPORTS = (cst.Import, cst.ImportFrom)
+_LINES = (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)
+
+
+class _ReferenceCount:
+    """The accesses of a module-level import binding, from the tree index (see the module doc)."""
+
+    def __init__(self, tree: TreeIndex, names: LazyQualifiedNames) -> None:
+        self.tree, self.names = tree, names
+        self._by_name: dict[str, list[cst.CSTNode]] | None = None
+        self._strings: list[cst.CSTNode] | None = None
+
+    def references(self, bound: str, statement: cst.Import | cst.ImportFrom) -> list[cst.CSTNode] | None:
+        """The nodes that may access ``bound`` as bound by ``statement``, or None: ask libcst."""
+        parents = self.tree.parents
+        line = parents.get(statement)
+        if "." in bound or not isinstance(line, cst.SimpleStatementLine):
+            return None
+        current = parents.get(line)
+        while current is not None:  # a module-level statement, maybe inside if/try blocks
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            current = parents.get(current)
+        if not self.names.simply_bound(bound):
+            return None
+        if self._by_name is None:
+            self._index()
+        assert self._by_name is not None and self._strings is not None
+        found = [name for name in self._by_name.get(bound, ()) if self._accesses(name)]  # type: ignore[arg-type]
+        word = re.compile(rf"(?<![\w.]){re.escape(bound)}\b")
+        found += [string for string in self._strings if word.search(_text(string)) and self._in_hint(string)]
+        return found
+
+    def _index(self) -> None:
+        by_name: dict[str, list[cst.CSTNode]] = {}
+        strings: list[cst.CSTNode] = []
+        for node in self.tree.preorder:
+            if type(node) is cst.Name:
+                by_name.setdefault(node.value, []).append(node)  # type: ignore[attr-defined]
+            elif isinstance(node, _STRINGS) and not isinstance(self.tree.parents.get(node), cst.ConcatenatedString):
+                strings.append(node)
+        self._by_name, self._strings = by_name, strings
+
+    def _accesses(self, name: cst.Name) -> bool:
+        parents = self.tree.parents
+        parent = parents.get(name)
+        if isinstance(parent, cst.Attribute) and parent.attr is name or isinstance(parent, cst.Arg) and parent.keyword is name:
+            return False
+        if self.names.binds(name) and not isinstance(parent, (cst.Del, cst.AugAssign)):
+            return False
+        current: cst.CSTNode | None = parent
+        while current is not None and not isinstance(current, _LINES):
+            if isinstance(current, _IMPORTS):
+                return False
+            current = parents.get(current)
+        return True
+
+    def _in_hint(self, string: cst.CSTNode) -> bool:
+        """Whether libcst may read ``string`` as a type (over-approximated): inside an annotation,
+        or where the innermost call or subscript around it is a ``cast``/``TypeVar``/``NewType``
+        call or a subscript of a plain name (libcst: of a ``typing`` name)."""
+        current = self.tree.parents.get(string)
+        innermost: bool | None = None
+        while current is not None and not isinstance(current, _LINES):
+            if isinstance(current, cst.Annotation):
+                return True
+            if innermost is None and isinstance(current, cst.Call):
+                func = current.func
+                last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+                innermost = last in _HINT_CALLS
+            elif innermost is None and isinstance(current, cst.Subscript):
+                innermost = isinstance(current.value, cst.Name)
+            current = self.tree.parents.get(current)
+        return bool(innermost)
+
+
+def _text(string: cst.CSTNode) -> str:
+    if isinstance(string, cst.SimpleString):
+        return string.value
+    if isinstance(string, cst.ConcatenatedString):
+        return _text(string.left) + _text(string.right)
+    return ""  # an f-string part: libcst reads no type from it
 
 
 def _dropper(specs: Sequence[ImportSpec]):  # type: ignore[no-untyped-def]

@@ -46,9 +46,9 @@ Cost: the ported file's ``TreeIndex`` (one pass), one pass over it here, import-
 names (``porter.engine.fastcst.names``) asked only for chains rooted at an imported name, and
 positions only for findings. Measured (2 shared cores, 2026-12-01): 8-11% of the port's time on
 the samples and on transformers' ``trainer.py``/``modeling_utils.py``; more where a name is both
-imported and bound inside a function (libcst's scope analysis is then run on the output too:
-``training_args.py`` 32%) and where a finding sits in a huge top-level class (its positions cost
-one ``PositionProvider`` pass over that class).
+imported and bound where the name index cannot follow the scope (a ``global``, a walrus, a
+comprehension: libcst's scope analysis is then run on the output too). A finding inside a class
+or function costs the positions of its innermost class or def body statement only.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ streams while the pool works and reads the same on every run.
    When everything hits, neither libcst nor a process pool is ever loaded. Misses ported in this
    process reuse the bytes, digest and ``@generated`` check of the look-up (up to
    ``KEEP_BYTES``); a worker re-reads its file and re-hashes it only to be sure it ports the
-   bytes the key was made for.
+   bytes the key was made for. An empty cache (a first run) is not looked up at all: each file
+   is read and hashed once, where it is ported.
 2. Misses go to a pool of ``jobs`` worker processes in chunks (``imap_unordered``); each worker
    reads its file itself (nothing large crosses the pipe to it) and returns the result and its
    cache key. Workers are replaced after a bounded number of files (``maxtasksperchild``), so
@@ -199,7 +200,7 @@ def run_batch(
             continue
         keyed = cache is not None and cache.enabled
         misses.append(Task(index, target.path, target.kind, target.explicit, options[index], keyed))
-    if cache is not None and cache.enabled:
+    if cache is not None and cache.enabled and not cache.is_empty():
         misses = _look_up(misses, cache, ready, stats, reparse)
     # The pool starts before the caller's progress display (a thread): fork with no threads yet.
     pool = _pool(len(misses), jobs, stats)

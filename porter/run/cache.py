@@ -157,6 +157,18 @@ class Cache:
     def enabled(self) -> bool:
         return self._db is not None
 
+    def is_empty(self) -> bool:
+        """Whether the cache holds no row at all (a first run): nothing to look up, so the batch
+        need not read and hash every file before its workers do it again."""
+        if self._db is None:
+            return True
+        if self._pending:
+            return False
+        try:
+            return self._db.execute("SELECT 1 FROM results LIMIT 1").fetchone() is None
+        except sqlite3.Error:
+            return False  # let the look-up meet the error and handle it
+
     def get_many(self, keys: Sequence[str]) -> dict[str, Row]:
         """Stored rows for the keys that have one (one query per 500 keys). Rows are not yet
         checked: ``decode`` checks each against the file it is for."""

@@ -13,10 +13,13 @@ statements and the scopes enclosing the node, the way libcst's scope rules would
   keep their dots).
 
 A name that is imported and also bound some other way at module level (``except ImportError:
-torch = None``) gets both, as in libcst. A name imported and bound some other way inside a
-function, class, lambda or comprehension (a parameter, a ``for`` target, ``global``), and anything
-this module cannot place, are answered by libcst's own provider, computed for the file on first
-need. Nodes inside an import statement
+torch = None``) gets both, as in libcst. A name imported and bound some other way in a function or
+class body (a parameter, a ``for`` target, a method name) is LOCAL where that body is the nearest
+scope of the enclosing ones to bind it, and goes through the imports elsewhere. A name bound where
+the scope takes more than that to tell (``global``/``nonlocal``, a walrus, a lambda's or a
+comprehension's own names, type parameters, a scope that both imports and binds it, a use inside a
+comprehension), and anything this module cannot place, are answered by libcst's own provider,
+computed for the file on first need (its scope analysis costs more than the parse). Nodes inside an import statement
 have no names (libcst gives them no scope either).
 Names that no import binds are local (``X``, source LOCAL, without libcst's ``f.<locals>.``
 prefix) when bound anywhere in the file, else builtins (``builtins.X``) or unknown: libcst would
@@ -109,6 +112,12 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         self._imported_bases: set[str] = set()
         self._bound: set[str] = set()  # names bound other than by an import, anywhere in the file
         self._bound_inside: set[str] = set()  # ... of those, bound in a function, class, lambda or comprehension
+        # Of those, the function or class body each is bound in; names bound where this module
+        # does not follow the scope (global/nonlocal, a walrus, a lambda, a comprehension, type
+        # parameters) are in ``_hard`` and answered by libcst.
+        self._local_binds: dict[cst.CSTNode, set[str]] = {}
+        self._hard: set[str] = set()
+        self._import_bases_in: dict[cst.CSTNode, set[str]] = {}  # scope -> bases its imports bind
         self._chains: dict[cst.CSTNode, list[cst.CSTNode] | None] = {}  # statement line -> visible scopes
         self._order: dict[cst.CSTNode, int] | None = None  # pre-order numbers, for "comes before"
 
@@ -133,6 +142,18 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             return default  # type: ignore[return-value]
         return self[node]
 
+    def simply_bound(self, name: str) -> bool:
+        """Whether ``name`` is bound, other than by an import, nowhere but at module level: then
+        every access of it anywhere sees the module's bindings (``porter.engine.imports`` counts
+        references on that)."""
+        if self._imports is None:
+            self._build()
+        return name not in self._bound_inside
+
+    def binds(self, name: cst.Name) -> bool:
+        """Whether this Name is (conservatively) a binding other than an import."""
+        return self._binds(name, self._index.parents)
+
     @property
     def used_fallback(self) -> bool:
         return self._fallback is not None
@@ -149,6 +170,11 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                     bound.add(node.value)  # type: ignore[attr-defined]
                     if not self._binds_at_module_level(node, parents):  # type: ignore[arg-type]
                         self._bound_inside.add(node.value)  # type: ignore[attr-defined]
+                        scope = self._binding_scope(node, parents)  # type: ignore[arg-type]
+                        if scope is None:
+                            self._hard.add(node.value)  # type: ignore[attr-defined]
+                        else:
+                            self._local_binds.setdefault(scope, set()).add(node.value)  # type: ignore[attr-defined]
             elif kind is cst.Import or kind is cst.ImportFrom:
                 if isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
                     continue
@@ -160,6 +186,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                         if node not in statements:
                             statements.append(node)  # type: ignore[arg-type]
                         self._imported_bases.add(key.split(".")[0])
+                        self._import_bases_in.setdefault(scope, set()).add(key.split(".")[0])
         self._imports = imports
 
     @staticmethod
@@ -190,6 +217,37 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                 return False
             current = parents.get(current)
         return True
+
+    @staticmethod
+    def _binding_scope(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode | None:
+        """The function or class whose body a (non-module-level) binding Name binds in, or None
+        when the scope is not that simple to tell: ``global``/``nonlocal``, a walrus (it may bind
+        outside a comprehension), type parameters, a lambda's or a comprehension's own names."""
+        parent = parents.get(name)
+        if isinstance(parent, (cst.NameItem, cst.TypeVar, cst.ParamSpec, cst.TypeVarTuple)):
+            return None
+        current: cst.CSTNode | None = parent
+        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
+            current = parents.get(parent)  # a def binds its name in the enclosing scope
+        while current is not None:
+            if isinstance(current, cst.NamedExpr):
+                return None
+            if isinstance(current, _SCOPES):
+                return current if isinstance(current, (cst.FunctionDef, cst.ClassDef)) else None
+            current = parents.get(current)
+        return None
+
+    def _locally_bound(self, base: str, chain: list[cst.CSTNode]) -> bool | None:
+        """Whether a function or class body of ``chain`` (nearest first) binds ``base`` other than
+        by an import before any scope imports it: True (the name is local there), False (no such
+        binding shadows the imports), None (a scope both binds and imports it: ask libcst)."""
+        for scope in chain:
+            imported = base in self._import_bases_in.get(scope, ())
+            if base in self._local_binds.get(scope, ()):
+                return None if imported else True
+            if imported:
+                return False
+        return False
 
     def _scope_of_statement(self, node: cst.CSTNode) -> cst.CSTNode:
         parents = self._index.parents
@@ -225,15 +283,17 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                 crossed = True
             current = parents.get(current)
         base = full_name.split(".")[0]
-        if isinstance(node, cst.Name) and not isinstance(parent, _ALWAYS_BINDING) and self._binds(node, parents):
-            return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}  # an assignment target itself
+        if isinstance(node, cst.Name) and self._binds(node, parents) and (
+            not isinstance(parent, _ALWAYS_BINDING) or not self._binds_at_module_level(node, parents)
+        ):
+            return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}  # an assignment target, a parameter ...
         if base not in self._imported_bases:
             if base in self._bound:
                 return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
             if hasattr(builtins, base):
                 return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
             return set()
-        if base in self._bound_inside:
+        if base in self._hard:
             return self._from_libcst(node)
         if current is None or isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             chain = self._visible_scopes(node)  # a def's header: decorators, parameters, bases
@@ -245,6 +305,13 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                 chain = chain[1:]  # a class body is invisible from a lambda or comprehension in it
         if chain is None:
             return self._from_libcst(node)
+        if base in self._bound_inside:
+            # A comprehension's first iterable runs in the enclosing (class) scope: ask libcst.
+            shadowed = None if crossed else self._locally_bound(base, chain)
+            if shadowed is None:
+                return self._from_libcst(node)
+            if shadowed:
+                return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
         # A Name is an access: libcst drops imports of its own scope that come after it.
         access = node if isinstance(node, cst.Name) and not crossed else None
         return self._through_imports(full_name, base, chain, access)

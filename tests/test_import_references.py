@@ -1,0 +1,79 @@
+"""The import-reference count that replaces libcst's scope analysis for unused-import removal
+(``porter.engine.imports._ReferenceCount``): wherever it answers, it finds every access libcst's
+``ScopeProvider`` finds (it may find more: that only keeps an import), on every fixture and sample."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
+
+from porter.engine.fastcst.names import LazyQualifiedNames
+from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.imports import _ReferenceCount
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted(ROOT.joinpath("samples").rglob("*.py")) + sorted(ROOT.joinpath("tests", "fixtures").rglob("*.in.py"))
+
+EXTRA = [
+    "from m import amp\nimport typing\nf(amp=1)\nx.amp\ndef g(a: 'amp.X'): pass\ny: typing.List['amp'] = 1\nz = 'amp'\ndel amp\n",
+    "try:\n    from apex import amp\nexcept ImportError:\n    amp = None\nm, o = amp.initialize(m, o)\n",
+    "from torch.cuda.amp import GradScaler\ns = GradScaler()\ncast('GradScaler', s)\n",
+    "from m import X\nimport typing\nT = typing.TypeVar(\"T\", \"X\")\nv: typing.List[\"X\"] = []\nw = List[\"X\"]\nhasattr(m, \"X\")\n",
+    "from m import a\na += 1\nfor a in b: pass\n[a for a in c]\n",
+]
+
+
+def _modules() -> list[cst.Module]:
+    found = [cst.parse_module(text) for text in EXTRA]
+    for path in SOURCES:
+        try:
+            found.append(cst.parse_module(path.read_bytes()))
+        except Exception:  # noqa: BLE001 - fixtures of unparseable input
+            continue
+    return found
+
+
+def _bound(alias: cst.ImportAlias) -> str | None:
+    if alias.asname is not None:
+        return alias.asname.name.value if isinstance(alias.asname.name, cst.Name) else None
+    name = alias.name
+    while isinstance(name, cst.Attribute):
+        name = name.value  # type: ignore[assignment]
+    return name.value if isinstance(name, cst.Name) else None
+
+
+def test_reference_count_covers_libcst_accesses() -> None:
+    answered = 0
+    for module in _modules():
+        tree = TreeIndex(module)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        names = LazyQualifiedNames(tree, lambda: wrapper.resolve(QualifiedNameProvider))  # type: ignore[arg-type]
+        counted = _ReferenceCount(tree, names)
+        scopes = None
+        for node in tree.preorder:
+            if not isinstance(node, (cst.Import, cst.ImportFrom)) or isinstance(node.names, cst.ImportStar):
+                continue
+            for alias in node.names:
+                bound = _bound(alias)
+                if bound is None:
+                    continue
+                ours = counted.references(bound, node)
+                if ours is None:
+                    continue
+                if scopes is None:
+                    scopes = wrapper.resolve(ScopeProvider)
+                scope = scopes.get(node)
+                if scope is None:
+                    continue
+                theirs = {
+                    id(access.node)
+                    for assignment in scope.assignments[bound]
+                    if getattr(assignment, "node", None) is node
+                    for access in assignment.references
+                }
+                missing = theirs - {id(reference) for reference in ours}
+                assert not missing, (module.code_for_node(node), bound)
+                answered += 1
+    assert answered > 200
