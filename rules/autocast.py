@@ -142,6 +142,8 @@ class AutocastBf16(Rule):
         args = autocast_args(call.args[skip:], cuda_form)
         if args.unsupported:
             self.mark(call, 'autocast with unmappable arguments: port to torch.autocast(device_type="neuron", dtype=torch.bfloat16)', code="NRN202")
+            if skip == 0 and device_kind(args.device) == "variable":
+                self._default_fallback(call, args.device)  # the device is still the first argument: its default keeps a fallback
             return
         kind = "cuda" if cuda_form else device_kind(args.device)
         if kind in {"other", "missing"} or (kind == "variable" and not self._accelerator_file):

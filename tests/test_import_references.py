@@ -49,7 +49,7 @@ def test_reference_count_covers_libcst_accesses() -> None:
     for module in _modules():
         tree = TreeIndex(module)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        names = LazyQualifiedNames(tree, lambda: wrapper.resolve(QualifiedNameProvider))  # type: ignore[arg-type]
+        names = LazyQualifiedNames(tree, lambda wrapper=wrapper: wrapper.resolve(QualifiedNameProvider))  # type: ignore[arg-type]
         counted = _ReferenceCount(tree, names)
         scopes = None
         for node in tree.preorder:
