@@ -27,6 +27,15 @@ if importlib.util.find_spec("torch") is None:
     collect_ignore_glob = ["check/*"]
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``-m "... not check ..."`` (the fast loop), ``tests/check/`` is not even imported: its
+    modules load torch and torch-mlir (seconds) only for tests the selection drops."""
+    expression = config.getoption("markexpr", "") or ""
+    if "not check" in expression and (collection_path == _CHECK or _CHECK in collection_path.parents):
+        return True
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if _CHECK in Path(str(item.fspath)).parents:

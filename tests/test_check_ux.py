@@ -18,6 +18,7 @@ for i in range(5):
 """
 
 
+@pytest.mark.check  # runs a script on the emulated device
 def test_check_prints_its_stages_as_it_goes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)

@@ -91,4 +91,7 @@ def test_the_python_of_the_sample_ports_too() -> None:
     result = port_source(path.read_bytes(), str(path), Options())
     assert isinstance(result, Success)
     assert ".cuda()" not in result.new_text and "torch.cuda" not in result.new_text
-    assert "GradScaler" not in result.new_text
+    # The scaler is enabled from the user's precision option ("16-mixed" is float16 in Lightning's
+    # spelling, and a user may still pass it): it stays, on neuron, with the NRN206 advice.
+    assert 'GradScaler("neuron", enabled=use_amp)' in result.new_text
+    assert "porter: NRN206 GradScaler kept" in result.new_text

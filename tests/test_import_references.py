@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import libcst as cst
+import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider, ScopeProvider
 
 from porter.engine.fastcst.names import LazyQualifiedNames
@@ -44,6 +45,7 @@ def _bound(alias: cst.ImportAlias) -> str | None:
     return name.value if isinstance(name, cst.Name) else None
 
 
+@pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_reference_count_covers_libcst_accesses() -> None:
     answered = 0
     for module in _modules():

@@ -131,18 +131,25 @@ def _time_limit(seconds: float) -> Iterator[None]:
     no limit). A port writes nothing, so interrupting it anywhere leaves the file as it was.
 
     The interrupt can land anywhere: inside C code that turns it into another error (``ast``
-    reports a ``SystemError``), or in a callback that swallows it (a ``gc`` hook). So the timer
-    re-fires every tenth of a second until the body ends, and once it has fired, whatever the
-    body ends with (an error or even a result) is a :class:`TimeLimit`."""
+    reports a ``SystemError``), or in a callback that swallows it (a ``gc`` hook). So it is raised
+    only in porter's and libcst's frames, the timer re-fires every tenth of a second until the body
+    ends, and once it has fired, whatever the body ends with (an error or even a result) is a
+    :class:`TimeLimit`."""
     usable = seconds > 0 and hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     if not usable:
         yield
         return
     state = {"armed": True, "expired": False}
 
-    def expire(signum: int, frame: object) -> None:
-        if state["armed"]:
-            state["expired"] = True
+    def expire(signum: int, frame: Any) -> None:
+        if not state["armed"]:
+            return
+        state["expired"] = True
+        # Raise only in porter's or libcst's own code: a handler that lands in foreign code (a gc
+        # callback another library registered, which ignores the exception and prints it) waits
+        # for the next tick.
+        module = str(getattr(frame, "f_globals", {}).get("__name__", ""))
+        if module.startswith(("porter", "libcst")):
             raise TimeLimit
 
     previous = signal.signal(signal.SIGALRM, expire)
