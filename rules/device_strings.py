@@ -33,6 +33,7 @@ from porter.rules._lib.device import (
 )
 from porter.rules._lib.integers import NoneNames
 from porter.rules._lib.nodes import method_name, string_value
+from porter.rules._lib.precision import ScalerStays
 from porter.rules._lib.tree import child_index
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
@@ -547,7 +548,35 @@ class DeviceStrings(Rule):
 
     def _device_comparison(self, comparison: cst.Comparison) -> bool:
         operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
-        return any(device_named(operand) for operand in operands) and not self._parses_user_text(comparison)
+        return (
+            any(device_named(operand) for operand in operands)
+            and not self._parses_user_text(comparison)
+            and not self._fused_beside_scaler(comparison)
+        )
+
+    def _fused_beside_scaler(self, comparison: cst.Comparison) -> bool:
+        """``use_fused = device.type == "cuda"`` whose name only feeds ``fused=`` of optimizers, in
+        a file where a GradScaler stays (corpus review W5b): the optimizer stays unfused (Neuron
+        fuses only AdamW, and its fused step ignores the scaler's grad_scale/found_inf, facts
+        §0.1), so the test keeps its CUDA meaning (False on Neuron)."""
+        holder = self.parent(comparison)
+        if not (isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)):
+            return False
+        name = holder.targets[0].target.value
+        scope = next((a for a in self.ancestors(holder) if isinstance(a, cst.FunctionDef)), self.context.module)
+        uses = [
+            node for node in child_index(self).walk(scope)
+            if isinstance(node, cst.Name) and node.value == name and node is not holder.targets[0].target
+        ]
+        for use in uses:
+            arg = self.parent(use)
+            call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+            if not (
+                isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "fused"
+                and isinstance(call, cst.Call) and any(q.startswith("torch.optim.") for q in self.qualified(call.func))
+            ):
+                return False
+        return bool(uses) and self.analysis(ScalerStays).line is not None
 
     def _parses_user_text(self, comparison: cst.Comparison) -> bool:
         """The function strips a ``"cuda:"`` prefix from text the port leaves as it is

@@ -317,7 +317,7 @@ def inventory(
     finder.code_of = module.code_for_node
     finder.autocast_elsewhere = not re.search(r"\bautocast\s*\(", text)  # get_autocast(...) builds one elsewhere
     visit_original(index, module, finder)
-    return Inventory(finder.sources)
+    return Inventory(finder.sources + finder.option_sources)
 
 
 class _Fp16Finder(cst.CSTVisitor):
@@ -336,6 +336,7 @@ class _Fp16Finder(cst.CSTVisitor):
         self.bound = bound
         self.accelerator_file = accelerator_file
         self.sources: list[Fp16Source] = []
+        self.option_sources: list[Fp16Source] = []  # float16 named by a user's option string
         self.code_of: Callable[[cst.CSTNode], str] = lambda n: ""
         self.autocast_elsewhere = False  # no autocast in this file: its precision is chosen in another
 
@@ -422,7 +423,8 @@ class _Fp16Finder(cst.CSTVisitor):
             named = next((string for string in strings if string_value(string) in _FP16_OPTION_NAMES), None)
             if named is not None and isinstance(other, (cst.Attribute, cst.Subscript)):
                 if _user_test(node, self.qualify):
-                    self._add(node, f"the option {self.code_of(named)} selects it", None)
+                    # listed after the file's own float16 sources, which say more
+                    self.option_sources.append(Fp16Source(self.line_of(node), f"the option {self.code_of(named)} selects it", ()))
                 return
 
     def _precision_option(self, call: cst.Call) -> str | None:
