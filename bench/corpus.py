@@ -443,7 +443,10 @@ class FileResult:
 def _report_files(report: dict[str, Any], tree: Path) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]], dict[str, Any] | None]:
     """Changes and failures by file key ('<project>/<rel>'), and per-file verifier data if present."""
     def key(entry: dict[str, Any]) -> str:
-        path = os.path.join(entry.get("repo") or str(tree), entry["path"])
+        # "repo" names the repository (its remote or folder name); paths are relative to the
+        # ported folder, which is ``tree`` here (older reports held an absolute repo path)
+        repo = entry.get("repo") or ""
+        path = os.path.join(repo if os.path.isabs(repo) else str(tree), entry["path"])
         return os.path.relpath(path, tree).replace(os.sep, "/")
 
     changes: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
