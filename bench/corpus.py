@@ -419,7 +419,8 @@ def stage(files: list[CorpusFile], tree: Path) -> None:
 
 def migrate(src: Path, out: Path, report: Path, style: str, jobs: int) -> tuple[int, str]:
     command = [sys.executable, "-m", "porter", "migrate", str(src), "--out", str(out), "--report", str(report),
-               "--style", style, "-j", str(jobs), "--no-cache", "--no-diff", "--no-progress", "-q"]
+               "--style", style, "-j", str(jobs), "--no-cache", "--no-diff", "--no-progress", "-q",
+               "--time-limit", "900"]  # the default 120 s cut off deepspeed's engine.py on a loaded machine
     done = subprocess.run(command, capture_output=True, text=True, cwd=src.parent)
     summary = (done.stderr.strip().splitlines() or ["(no summary)"])[-1]
     return done.returncode, summary

@@ -47,6 +47,11 @@ class FileAudit:
     internal_error: bool = False
 
 
+# Generous per-file time limit for the CLI passes: the default (120 s) cut off deepspeed's
+# runtime/engine.py (47 s alone) on a loaded machine in one pass, which read as non-idempotent.
+TIME_LIMIT = 900
+
+
 def audit_file(path: str, all_files: bool = True) -> FileAudit:
     import libcst as cst
 
@@ -117,7 +122,7 @@ def identical_when_unchanged(files: list[str], audits: list[FileAudit], roots: l
                 saved = sys.stdout, sys.stderr
                 sys.stdout = sys.stderr = sink
                 try:
-                    main(["migrate", "-q", "--all", str(root), "--out", out])
+                    main(["migrate", "-q", "--all", str(root), "--out", out, "--time-limit", str(TIME_LIMIT)])
                 finally:
                     sys.stdout, sys.stderr = saved
             for path in files:
