@@ -209,6 +209,15 @@ class CudaNamespace(Rule):
         if head in _AVAILABILITY:
             self._port_to_accelerator(node, head, rest)
             return
+        # CUDA allocator keys in either style (torch.accelerator.memory_stats has the device's keys)
+        key = memory_stats_key(self, node) if head == "memory_stats" and rest == head else None
+        if key is not None:
+            self.mark(
+                node,
+                f'torch.cuda.memory_stats keys are CUDA caching-allocator keys ("{key}"); the Neuron allocator\'s keys differ: port by hand',
+                code="NRN104",
+            )
+            return
         if self.options.style == "accelerator" and head in ACCELERATOR_ONLY:
             self._port_to_accelerator(node, head, rest)
             return
@@ -222,14 +231,6 @@ class CudaNamespace(Rule):
             if rest == head:
                 port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
-            return
-        key = memory_stats_key(self, node) if head == "memory_stats" and rest == head else None
-        if key is not None:
-            self.mark(
-                node,
-                f'torch.cuda.memory_stats keys are CUDA caching-allocator keys ("{key}"); the Neuron allocator\'s keys differ: port by hand',
-                code="NRN104",
-            )
             return
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
