@@ -502,14 +502,8 @@ class Verifier:
             elif isinstance(current, cst.BooleanOperation) and isinstance(current.operator, cst.And):
                 if child is current.right and self._false_on_cpu(current.left):
                     return True
-            elif isinstance(current, cst.Try) and child is current.body:
-                for handler in current.handlers:
-                    caught = handler.type
-                    names = [] if caught is None else [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-                    if caught is None or any((dotted(n) or "").split(".")[-1] in _GUARDS | {"AttributeError"} for n in names):
-                        return True
             child, current = current, self.tree.parents.get(current)
-        return False
+        return _guarded(self.tree, node, _GUARDS | {"AttributeError"})
 
     def _false_on_cpu(self, test: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``test`` is false on a CPU-only machine because it asks for the accelerator: an
@@ -618,7 +612,8 @@ def _mentions_query(node: cst.BaseExpression) -> bool:
     return isinstance(node, (cst.Call, cst.BooleanOperation, cst.UnaryOperation, cst.Comparison, cst.Attribute))
 
 
-def _guarded(tree: TreeIndex, statement: cst.CSTNode) -> bool:
+def _guarded(tree: TreeIndex, statement: cst.CSTNode, guards: frozenset[str] = _GUARDS) -> bool:
+    """Inside the body of a ``try`` with a bare ``except`` or one catching a name in ``guards``."""
     child, current = statement, tree.parents.get(statement)
     while current is not None:
         if isinstance(current, cst.Try) and child is current.body:
@@ -627,7 +622,7 @@ def _guarded(tree: TreeIndex, statement: cst.CSTNode) -> bool:
                 if caught is None:
                     return True
                 names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
-                if any((dotted(name) or "").split(".")[-1] in _GUARDS for name in names):
+                if any((dotted(name) or "").split(".")[-1] in guards for name in names):
                     return True
         child, current = current, tree.parents.get(current)
     return False

@@ -793,19 +793,26 @@ def _saved_in_function(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CS
     names.discard(None)
     if node is None or not names:
         return False
-
-    class _Saves(cst.CSTVisitor):
-        saved = False
-
-        def visit_Call(self, inner: cst.Call) -> None:
-            method = inner.func.attr.value if isinstance(inner.func, cst.Attribute) else None
-            if (qualify(inner.func) & SAVE_CALLS or method in _SAVE_METHODS) and inner.args:
-                if _root_name(inner.args[0].value) in names:
-                    self.saved = True
-
-    finder = _Saves()
+    finder = _SavesOneOf(names, qualify)
     node.visit(finder)
     return finder.saved
+
+
+class _SavesOneOf(cst.CSTVisitor):
+    """Finds a save call (``torch.save(x, ...)``, ``x.save_pretrained``-style methods) whose first
+    argument is rooted at one of ``names``."""
+
+    def __init__(self, names: set[str | None], qualify: Qualify) -> None:
+        super().__init__()
+        self.names = names
+        self.qualify = qualify
+        self.saved = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
+        if (self.qualify(node.func) & SAVE_CALLS or method in _SAVE_METHODS) and node.args:
+            if _root_name(node.args[0].value) in self.names:
+                self.saved = True
 
 
 @dataclass
