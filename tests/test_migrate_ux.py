@@ -89,6 +89,32 @@ def test_safe_only_applies_the_safe_changes_and_lists_the_others(tmp_path: Path,
     assert "# porter: NRN104" in script.read_text() and "NRN104" in capsys.readouterr().out
 
 
+def test_safe_only_reports_what_was_left_and_verifies_what_was_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    source = 'import torch\n\nx = torch.ones(1).cuda()\ntorch.cuda.memory._record_memory_history()\ny = torch.zeros(2, device="cuda")\n'
+    script = tmp_path / "t.py"
+    script.write_text(source)
+    report = tmp_path / "r.json"
+    assert main(["migrate", "--write", "--safe-only", "--no-progress", "--report", str(report), str(script)]) == 0
+    data = json.loads(report.read_text())
+    assert [(c["code"], c["line"]) for c in data["not_applied"]] == [("NRN104", 4)] and data["totals"]["not_applied"] == 1
+    assert sorted(c["code"] for c in data["changes"]) == ["NRN101", "NRN102"]
+    # The verifier read the file as written: the CUDA-only call the skipped marker was for is unmarked in it.
+    (record,) = data["files"]
+    assert [(f["kind"], f["line"]) for f in record["verifier"]] == [("cuda-only", 4)]
+    assert "1 CUDA-only left unmarked" in capsys.readouterr().err
+    markdown = tmp_path / "r.md"
+    script.write_text(source)
+    assert main(["migrate", "--write", "--safe-only", "--no-progress", "--report", str(markdown), str(script)]) == 0
+    assert "## Not applied\n\n- [ ] `t.py:4` NRN104 [review]" in markdown.read_text()
+    # The whole port marks it: no finding.
+    script.write_text(source)
+    assert main(["migrate", "--write", "--no-progress", "--report", str(report), str(script)]) == 0
+    data = json.loads(report.read_text())
+    assert data["not_applied"] == [] and data["files"][0]["verifier"] == []
+
+
 def test_safe_only_leaves_a_file_whose_safe_changes_need_a_review_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = Path(__file__).parent / "fixtures" / "_hostsync" / "running_mean.in.py"
     script = tmp_path / "t.py"

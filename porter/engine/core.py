@@ -472,3 +472,16 @@ def _with_comments(statement: cst.BaseStatement, comments: Sequence[str]) -> cst
 
 
 __all__ = ["Change", "migrate_file", "port_source"]
+
+
+def verify_output(old: bytes, new: bytes, path: str, options: Options) -> tuple[Finding, ...]:
+    """The verifier's findings on ``new``: a part of the port of ``old`` that is not porter's whole
+    output (a ``--safe-only`` or ``--interactive`` selection). What is written is what is verified."""
+    from porter.engine.fastcst.names import LazyQualifiedNames
+
+    original = cst.parse_module(old)
+    tree = TreeIndex(original)
+    names = LazyQualifiedNames(tree, lambda: MetadataWrapper(original, unsafe_skip_copy=True).resolve(QualifiedNameProvider))  # type: ignore[arg-type]
+    module = cst.parse_module(new)
+    findings = verify_port(module, path, had_fallback(tree, names))
+    return _unsuppressed_findings(findings, Suppressions.of(module.code), options.suppress)

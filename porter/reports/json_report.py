@@ -38,6 +38,7 @@ class FileRecord:
     failure_kind: str | None = None
     skipped: str | None = None
     findings: tuple[Finding, ...] = ()  # the post-port verifier's, at lines of the output
+    not_applied: tuple[Change, ...] = ()  # changes of the port left out (``--safe-only``, ``--interactive``)
 
 
 @dataclass
@@ -49,18 +50,22 @@ class RunRecord:
     command: list[str] = field(default_factory=list)
     cache_hits: int = 0
 
-    def add(self, result: FileResult, repo: str, name: str | None = None) -> None:
-        """``repo``: the folder paths are relative to; ``name``: how the report names it."""
+    def add(self, result: FileResult, repo: str, name: str | None = None, not_applied: Sequence[Change] = ()) -> None:
+        """``repo``: the folder paths are relative to; ``name``: how the report names it;
+        ``not_applied``: the changes of the port that were left out."""
         relative = escaped(_relative(result.path, repo))
         repo = escaped(name or repo)
         findings = tuple(replace(f, path=relative) for f in getattr(result, "findings", ()))
+        left = tuple(_rebased(not_applied, relative))
         if isinstance(result, Success):
-            self.files.append(FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative)), findings=findings))
+            self.files.append(
+                FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative)), findings=findings, not_applied=left)
+            )
         elif isinstance(result, Failure):
             self.files.append(FileRecord(relative, repo, "failed", failure=escaped(result.reason), failure_kind=result.kind))
         else:
             skipped = result.skipped if isinstance(result, Unchanged) else None
-            self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped, findings=findings))
+            self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped, findings=findings, not_applied=left))
 
     @property
     def repos(self) -> list[str]:
@@ -152,6 +157,7 @@ def to_json(record: RunRecord) -> dict[str, object]:
         if f.status == "failed"
     ]
     all_changes = record.changes()
+    not_applied = [_change(f, change) for f in record.files for change in f.not_applied]
     return {
         "tool": {"name": "porter", "version": __version__},
         "command": record.command,
@@ -163,12 +169,15 @@ def to_json(record: RunRecord) -> dict[str, object]:
             "changed": sum(1 for f in record.files if f.status == "changed"),
             "failed": len(failures),
             "changes": len(all_changes),
+            "not_applied": len(not_applied),
             "cache_hits": record.cache_hits,
             "verifier": findings_by_kind(record.findings()),
             "effort": effort(all_changes, len(failures)),
         },
         "repos": [repo_summary(record, repo) for repo in record.repos],
         "changes": changes,
+        # Changes of the port left out by --safe-only / --interactive: a later run makes them.
+        "not_applied": not_applied,
         "failures": failures,
         # Every file with what the post-port verifier found in it (empty: nothing).
         "files": [

@@ -48,7 +48,7 @@ def _repo_section(record: RunRecord, repo: str, summaries: dict[str, str], multi
     if multiple:
         out += [f"## `{repo}`", ""]
     found = record.findings(repo)
-    if not changes and not found and not any(f.status == "failed" for f in files):
+    if not changes and not found and not any(f.status == "failed" or f.not_applied for f in files):
         return out + ["Nothing to port."]
     by_code = Counter(change.code for change in changes)
     review_codes = {change.code for change in changes if change.safety is Safety.REVIEW}
@@ -63,6 +63,10 @@ def _repo_section(record: RunRecord, repo: str, summaries: dict[str, str], multi
             out.append(f"- [ ] `{path}:{change.line}` {change.code} ({what}): {change.message}")
     else:
         out.append("Nothing: every change is safe.")
+    left = [(f.path, c) for f in files for c in f.not_applied]
+    if left:  # --safe-only / --interactive: the rest of the port, for a later run
+        out += ["", f"{level} Not applied", ""]
+        out += [f"- [ ] `{path}:{change.line}` {change.code} [{change.safety.value}]: {change.message}" for path, change in left]
     out += ["", f"{level} Post-port verifier", ""]
     if found:  # what the port left that cannot run on Neuron, at lines of the ported files
         out += [f"- [ ] `{f.path}:{f.line}` {f.kind.value}: {f.message}" + (f" ({f.code})" if f.code else "") for f in found]

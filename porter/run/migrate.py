@@ -201,11 +201,11 @@ class Migration:
         try:
             for index, result, cached in batch:
                 target, root = owned[index]
-                item = Item(target.path, target.relative, root.path, root.repo, root.out)
                 skipped: tuple[Change, ...] = ()
                 refused = None
                 if isinstance(result, Success) and (self.options.safe_only or self.choose is not None):
                     result, skipped, refused = self._select(target, result, options[index])
+                item = Item(target.path, target.relative, root.path, root.repo, root.out, skipped)
                 diff = result.diff(diff_label(target.path)) if want_diff and isinstance(result, Success) else ""
                 for sink in sinks:
                     result = sink.accept(item, result, diff)
@@ -226,6 +226,7 @@ class Migration:
         """The part of ``result`` to apply (``--safe-only``, ``--interactive``), what was skipped and
         why nothing could be applied, if so (``porter.run.sinks.select``)."""
         from porter.engine.changes import Safety
+        from porter.engine.core import verify_output
         from porter.run.batch import port_bytes
         from porter.run.sinks.select import select
 
@@ -235,7 +236,8 @@ class Migration:
             if choose is not None
             else (lambda hunks: [hunk.safety is Safety.SAFE for hunk in hunks])
         )
-        chosen = select(result, keep, lambda data: port_bytes(data, result.path, target.kind, options), target.kind)
+        verify = (lambda data: verify_output(result.old, data, result.path, options)) if target.kind == "py" else None
+        chosen = select(result, keep, lambda data: port_bytes(data, result.path, target.kind, options), target.kind, verify)
         refused = chosen.refused
         if refused is None and choose is None and not isinstance(chosen.result, Success):
             if any(change.safety is Safety.SAFE for change in chosen.skipped):

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from porter.engine.changes import Change
 from porter.engine.results import FileResult
 
 
@@ -29,6 +30,7 @@ class Item:
     root: str
     repo: str  # its git top folder, or its input's folder
     out: str | None = None  # the folder its input is mirrored to (``--out``)
+    skipped: tuple[Change, ...] = ()  # changes of its port not applied (``--safe-only``, ``--interactive``)
 
 
 @dataclass

@@ -58,7 +58,7 @@ class Reports(Sink):
         self.stats = stats
 
     def accept(self, item: Item, result: FileResult, diff: str) -> FileResult:
-        self.record.add(result, item.repo, self._name(item.repo))
+        self.record.add(result, item.repo, self._name(item.repo), item.skipped)
         return result
 
     def _name(self, repo: str) -> str:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from porter.engine.changes import Change, Safety
-from porter.engine.results import FileResult, Success, Unchanged
+from porter.engine.results import FileResult, Finding, Success, Unchanged
 
 
 @dataclass(frozen=True)
@@ -204,10 +204,17 @@ def compose(result: Success, hunks: Sequence[Hunk], keep: Sequence[bool]) -> str
 Chooser = Callable[[Sequence[Hunk]], "list[bool] | None"]
 
 
-def select(result: Success, keep: Chooser, report: Callable[[bytes], FileResult], kind: str = "py") -> Selection:
+def select(
+    result: Success,
+    keep: Chooser,
+    report: Callable[[bytes], FileResult],
+    kind: str = "py",
+    verify: Callable[[bytes], tuple[Finding, ...]] | None = None,
+) -> Selection:
     """Apply the hunks ``keep`` chooses among those that apply changes (None: stop, apply
     nothing) when the outcome is a true intermediate of the port (see the module docstring).
-    ``report(data)`` ports ``data`` again; ``kind``: ``py``, ``ipynb`` or ``file``."""
+    ``report(data)`` ports ``data`` again; ``verify(data)``: the post-port verifier's findings on
+    the part applied (none without it); ``kind``: ``py``, ``ipynb`` or ``file``."""
     hunks = split(result)
     if kind == "py":
         hunks = by_statement(result, hunks)
@@ -232,7 +239,8 @@ def select(result: Success, keep: Chooser, report: Callable[[bytes], FileResult]
         return Selection(result_unchanged(result), result.changes, why)
     kept = tuple(change for change in result.changes if change in applied)
     skipped = tuple(change for change in result.changes if change not in applied)
-    return Selection(replace(result, new=data, changes=kept, findings=()), skipped)
+    findings = verify(data) if verify is not None else ()
+    return Selection(replace(result, new=data, changes=kept, findings=findings), skipped)
 
 
 def result_unchanged(result: Success) -> FileResult:
