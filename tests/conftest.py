@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,24 @@ if importlib.util.find_spec("torch") is None:
     collect_ignore_glob = ["check/*"]
 
 
+_MODULE_MARK = re.compile(r"^pytestmark = pytest\.mark\.(\w+)$", re.MULTILINE)
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """With ``-m "... not check ..."`` (the fast loop), ``tests/check/`` is not even imported: its
-    modules load torch and torch-mlir (seconds) only for tests the selection drops."""
+    modules load torch and torch-mlir (seconds) only for tests the selection drops. Likewise a
+    module marked whole (``pytestmark = pytest.mark.corpus``) that the expression excludes: its
+    collection alone (parametrizing over every fixture) costs seconds."""
     expression = config.getoption("markexpr", "") or ""
     if "not check" in expression and (collection_path == _CHECK or _CHECK in collection_path.parents):
         return True
+    if collection_path.suffix == ".py" and collection_path.name.startswith("test_") and " not " in f" {expression}":
+        try:
+            marks = _MODULE_MARK.findall(collection_path.read_text(encoding="utf-8"))
+        except OSError:
+            return None
+        if any(re.search(rf"\bnot {mark}\b", expression) for mark in marks):
+            return True
     return None
 
 

@@ -32,18 +32,27 @@ def _tree(path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def setup(tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
-    tree = _tree(tmp_path / "tree")
-    expected_tree = tmp_path / "expected"
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, bytes]]:
+    """The tree, a cache filled by porting it, and its fresh port: made once, copied per case."""
+    base = tmp_path_factory.mktemp("filled")
+    tree = _tree(base / "tree")
+    expected_tree = base / "expected"
     shutil.copytree(tree, expected_tree)
     assert main(["migrate", "-q", "-j1", "--no-cache", "--write", str(expected_tree)]) == 0
     expected = {path.name: path.read_bytes() for path in expected_tree.iterdir()}
     assert sum(expected[name] != (tree / name).read_bytes() for name in expected) == COUNT
-    cache = tmp_path / "cache"
+    cache = base / "cache"
     assert main(["migrate", "-q", "-j1", "--cache-dir", str(cache), str(tree)]) == 0  # fills the cache
     assert (cache / DB_NAME).stat().st_size > 16384
     return tree, cache, expected
+
+
+@pytest.fixture
+def setup(filled: tuple[Path, Path, dict[str, bytes]], tmp_path: Path) -> tuple[Path, Path, dict[str, bytes]]:
+    """A fresh copy of the tree and of its cache (the cache is keyed by content, not by path)."""
+    tree, cache, expected = filled
+    return shutil.copytree(tree, tmp_path / "tree"), shutil.copytree(cache, tmp_path / "cache"), expected
 
 
 def _write_through_cache(tree: Path, cache: Path, expected: dict[str, bytes]) -> None:
@@ -98,4 +107,12 @@ def test_a_file_that_is_not_a_database_is_discarded_with_one_warning(
     # the new database works: a re-run of the ported tree is stored, the next one served from it
     for _ in range(2):
         assert main(["migrate", "-q", "-j1", "--cache-dir", str(cache), str(tree)]) == 0
+    assert f"({COUNT + 1} from cache)" in capsys.readouterr().err
+
+
+def test_an_undamaged_copy_is_served_from_the_cache(setup: tuple[Path, Path, dict[str, bytes]], capsys: pytest.CaptureFixture[str]) -> None:
+    """The cases above read a damaged cache, not a missed one: the copy made for each is a hit."""
+    tree, cache, _ = setup
+    capsys.readouterr()
+    assert main(["migrate", "-q", "-j1", "--cache-dir", str(cache), str(tree)]) == 0
     assert f"({COUNT + 1} from cache)" in capsys.readouterr().err

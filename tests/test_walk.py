@@ -5,6 +5,7 @@ IMPORT names rules match), PositionProvider."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import libcst as cst
@@ -27,7 +28,21 @@ def _parsed(path: Path) -> cst.Module | None:
         return None
 
 
-MODULES = [(path, module) for path in SOURCES if (module := _parsed(path)) is not None]
+def _parsed_first(count: int) -> list[tuple[Path, cst.Module]]:
+    found: list[tuple[Path, cst.Module]] = []
+    for path in SOURCES:
+        if len(found) == count:
+            break
+        if (module := _parsed(path)) is not None:
+            found.append((path, module))
+    return found
+
+
+@functools.cache
+def _modules() -> list[tuple[Path, cst.Module]]:
+    """Every sample and fixture input, parsed once, on first use (not at collection: the sweeps
+    that read them all are out of the fast loop)."""
+    return [(path, module) for path in SOURCES if (module := _parsed(path)) is not None]
 
 
 def _imported(names: object) -> set[str]:
@@ -37,8 +52,8 @@ def _imported(names: object) -> set[str]:
 
 @pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_index_matches_children_and_parent_provider() -> None:
-    assert len(MODULES) > 100
-    for path, module in MODULES:
+    assert len(_modules()) > 100
+    for path, module in _modules():
         index = TreeIndex(module)
         assert dict(MetadataWrapper(module, unsafe_skip_copy=True).resolve(ParentNodeProvider)) == index.parents, path
         for node in index.preorder:
@@ -64,7 +79,7 @@ class _Recorder(cst.BatchableCSTVisitor):
 
 
 def test_dispatch_calls_hooks_in_libcst_order() -> None:
-    for path, module in MODULES[:40]:
+    for path, module in _parsed_first(40):
         ours: list[tuple[str, int]] = []
         theirs: list[tuple[str, int]] = []
         dispatch(TreeIndex(module), [_Recorder(ours)])
@@ -96,7 +111,7 @@ def _compare_names(module: cst.Module) -> tuple[int, bool]:
 
 @pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_imported_names_match_libcst_on_fixtures_and_samples() -> None:
-    compared = sum(_compare_names(module)[0] for _, module in MODULES)
+    compared = sum(_compare_names(module)[0] for _, module in _modules())
     assert compared > 10_000
 
 
@@ -145,7 +160,7 @@ POSITION_SOURCES = [
 
 @pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_positions_match_position_provider() -> None:
-    modules = [cst.parse_module(text) for text in POSITION_SOURCES] + [module for _, module in MODULES[::5]]
+    modules = [cst.parse_module(text) for text in POSITION_SOURCES] + [module for _, module in _modules()[::5]]
     for module in modules:
         index = TreeIndex(module)
         reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
