@@ -9,7 +9,6 @@ filtered by port context and select/ignore → applied in one transform → impo
 from __future__ import annotations
 
 import re
-import traceback
 from collections import defaultdict
 from collections.abc import Sequence
 
@@ -73,13 +72,7 @@ def port_source(
     except RecursionError:
         return Failure(path, "code nested too deeply to port", kind="internal")
     except Exception as error:  # a bug in a rule must not stop a batch
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        return Failure(
-            path,
-            f"internal error ({type(error).__name__}: {error}) at {where.filename}:{where.lineno}; "
-            "the file was left as it was — please report it",
-            kind="internal",
-        )
+        return Failure.internal(path, error)
 
 
 # Deeper than this (in ``ast`` levels) libcst's recursive visitors cannot go (a chain of 200

@@ -103,3 +103,16 @@ class Failure(FileResult):
 
     def line(self) -> str:
         return f"{self.path}: error: {self.reason}"
+
+    @classmethod
+    def internal(cls, path: str, error: BaseException) -> Failure:
+        """A bug in porter met on this file (a batch goes on): the error and where it was raised."""
+        import traceback
+
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return cls(
+            path,
+            f"internal error ({type(error).__name__}: {error}) at {where.filename}:{where.lineno}; "
+            "the file was left as it was — please report it",
+            kind="internal",
+        )

@@ -328,8 +328,7 @@ class Rule(cst.BatchableCSTVisitor):
         safety: Safety | None = None,
         imports: Sequence[ImportSpec] = (),
     ) -> None:
-        used = self._record(statement, message, code, safety, Kind.EDIT, imports)
-        self._edit(statement, used, before=tuple(new), imports=tuple(imports))
+        self._insert_beside(statement, new, message, code, safety, imports, after=False)
 
     def insert_after(
         self,
@@ -341,8 +340,21 @@ class Rule(cst.BatchableCSTVisitor):
         safety: Safety | None = None,
         imports: Sequence[ImportSpec] = (),
     ) -> None:
+        self._insert_beside(statement, new, message, code, safety, imports, after=True)
+
+    def _insert_beside(
+        self,
+        statement: cst.BaseStatement,
+        new: Sequence[cst.BaseStatement],
+        message: str | None,
+        code: str | None,
+        safety: Safety | None,
+        imports: Sequence[ImportSpec],
+        after: bool,
+    ) -> None:
         used = self._record(statement, message, code, safety, Kind.EDIT, imports)
-        self._edit(statement, used, after=tuple(new), imports=tuple(imports))
+        new = tuple(new)
+        self._edit(statement, used, before=() if after else new, after=new if after else (), imports=tuple(imports))
 
     def drop_import_if_unused(self, spec: ImportSpec, *, code: str | None = None) -> None:
         """Ask the engine to remove ``spec`` once the port is applied, if nothing uses it any more."""

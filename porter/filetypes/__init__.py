@@ -21,9 +21,7 @@ returned; a second run changes nothing.
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
-import traceback
 from collections.abc import Callable
 from types import ModuleType
 
@@ -171,13 +169,7 @@ def port_file(path: str, data: bytes, options: Options | None = None) -> FileRes
     except _PortCheckError as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
     except Exception as error:  # a bug in a port must not stop a batch
-        where = traceback.extract_tb(error.__traceback__)[-1]
-        return Failure(
-            path,
-            f"internal error ({type(error).__name__}: {error}) at {os.path.basename(where.filename)}:{where.lineno}; "
-            "the file was left as it was — please report it",
-            kind="internal",
-        )
+        return Failure.internal(path, error)
     changes = doc.sorted_changes()
     if new == text and not changes:
         return Unchanged(path)
