@@ -284,39 +284,15 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
     for call in record.get("compile_calls", []):
         if role != "port":
             continue
+        problems = []
         if call.get("backend") != "neuron":
-            out.append(
-                Finding(
-                    kind="compile-backend",
-                    severity=ERROR,
-                    message=f"torch.compile backend={call.get('backend')!r}: TorchNeuron compiles with backend='neuron' (checked with it here)",
-                    file=_rel(call["file"], base),
-                    line=call["line"],
-                    rule=RULE_COMPILE,
-                )
-            )
+            problems.append(("compile-backend", ERROR, f"torch.compile backend={call.get('backend')!r}: TorchNeuron compiles with backend='neuron' (checked with it here)"))
         if call.get("dynamic") is True:
-            out.append(
-                Finding(
-                    kind="compile-dynamic",
-                    severity=ERROR,
-                    message="torch.compile(dynamic=True) is rejected by TorchNeuron",
-                    file=_rel(call["file"], base),
-                    line=call["line"],
-                    rule=RULE_COMPILE,
-                )
-            )
+            problems.append(("compile-dynamic", ERROR, "torch.compile(dynamic=True) is rejected by TorchNeuron"))
         if call.get("mode") not in (None, "default"):
-            out.append(
-                Finding(
-                    kind="compile-mode",
-                    severity=WARNING,
-                    message=f"torch.compile(mode={call.get('mode')!r}) is ignored by TorchNeuron (falls back to default)",
-                    file=_rel(call["file"], base),
-                    line=call["line"],
-                    rule=RULE_COMPILE,
-                )
-            )
+            problems.append(("compile-mode", WARNING, f"torch.compile(mode={call.get('mode')!r}) is ignored by TorchNeuron (falls back to default)"))
+        for kind, severity, message in problems:
+            out.append(Finding(kind=kind, severity=severity, message=message, file=_rel(call["file"], base), line=call["line"], rule=RULE_COMPILE))
     if role == "port" and record.get("status") != "crashed" and not record.get("reached_device"):
         out.append(
             Finding(

@@ -175,21 +175,14 @@ class DeviceMode(TorchFunctionMode):
     def _propagate(self, func: Any, args: tuple, out: Any) -> None:
         tagged = None
         plain = False
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                d = dev_of(a)
+        flat = [b for a in args for b in (a if isinstance(a, (list, tuple)) else (a,))]  # one level of lists
+        for b in flat:
+            if isinstance(b, torch.Tensor):
+                d = dev_of(b)
                 if d is not None:
                     tagged = d
-                elif _sized(a):
+                elif _sized(b):
                     plain = True
-            elif isinstance(a, (list, tuple)):
-                for b in a:
-                    if isinstance(b, torch.Tensor):
-                        d = dev_of(b)
-                        if d is not None:
-                            tagged = d
-                        elif _sized(b):
-                            plain = True
         if tagged is None:
             return
         if plain and func not in MIXING_OK and not _asked_by_mesh_code():  # FSDP2's own CPU-mesh buffers
