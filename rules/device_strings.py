@@ -115,7 +115,10 @@ class DeviceStrings(Rule):
         would run that code there. Two device strings are kept with a review marker: one on a
         line whose comment ties it to CUDA (``# the simulator always binds to CUDA``: a CUDA-only
         component outside the file), and the ``"cuda"`` a file assigns when the user's device name
-        is ``"gpu"`` (the user's explicit choice of the CUDA device class).
+        is ``"gpu"`` (the user's explicit choice of the CUDA device class). A device string in a
+        conditional expression whose other choice is a name assigned, in the same scope, on such a
+        tied line (``train = torch.device("cuda:1") if n > 1 else sim_device``) is kept and
+        marked with it: one device decision is not split between Neuron and a kept CUDA device.
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
@@ -283,6 +286,10 @@ class DeviceStrings(Rule):
         if self._comment_ties_to_cuda(node):
             self.mark(node, "the comment on this line ties the device to CUDA (a CUDA-only component): keep it on CUDA or replace the component")
             return
+        kept = self._falls_back_to_tied(node)
+        if kept is not None:
+            self.mark(node, f"the other choice, {kept}, is kept on CUDA (its comment ties it to a CUDA-only component): this device is kept with it")
+            return
         if self.options.style != "accelerator":
             default = self._default_device_call(node)
             if default is not None:
@@ -339,6 +346,34 @@ class DeviceStrings(Rule):
             return False
         comment = statement.trailing_whitespace.comment
         return comment is not None and bool(_TIED_TO_CUDA.search(comment.value))
+
+    def _falls_back_to_tied(self, node: cst.BaseExpression) -> str | None:
+        """``torch.device("cuda:1") if n > 1 else sim_device`` where ``sim_device`` is assigned,
+        in the same scope, on a line whose comment ties it to CUDA: the name, else None. Porting
+        one choice would split one device decision between Neuron and a kept CUDA device."""
+        choice: cst.CSTNode = node
+        parent = self.parent(choice)
+        if isinstance(parent, cst.Arg):  # torch.device("cuda:1")
+            call = self.parent(parent)
+            if not (isinstance(call, cst.Call) and self.matches(call.func, "torch.device")):
+                return None
+            choice, parent = call, self.parent(call)
+        if not isinstance(parent, cst.IfExp) or choice not in (parent.body, parent.orelse):
+            return None
+        other = parent.orelse if choice is parent.body else parent.body
+        if not isinstance(other, cst.Name):
+            return None
+        scope = next((a for a in self.ancestors(parent) if isinstance(a, (cst.FunctionDef, cst.Module))), None)
+        if scope is None:
+            return None
+        for inner in child_index(self).walk(scope):
+            if (
+                isinstance(inner, cst.Assign)
+                and any(isinstance(t.target, cst.Name) and t.target.value == other.value for t in inner.targets)
+                and self._comment_ties_to_cuda(inner.value)
+            ):
+                return other.value
+        return None
 
     def _default_device_call(self, node: cst.BaseExpression) -> cst.Call | None:
         """``torch.device("cuda")`` (the string its only argument) as a parameter default, in a
