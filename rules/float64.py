@@ -12,6 +12,7 @@ from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.device import cuda_string, device_named
 from porter.rules._lib.nodes import dotted, method_name, string_value
+from porter.rules._lib.tree import child_index
 
 _FLOAT64 = ("torch.float64", "torch.double")
 _DEVICE_METHODS = frozenset({"cuda", "neuron"})
@@ -50,7 +51,10 @@ class Float64OnDevice(Rule):
         Review: values are float32 (about 7 significant digits). Sums of large counts
         (> 2**24) lose exactness: keep those on the CPU. "Reaches the device" is decided in the
         expression itself (a ``device=`` keyword, a ``.to(<device>)``/``.cuda()`` in the same
-        chain); a float64 tensor moved on a later line gets only the marker.
+        chain); a float64 tensor moved on a later line gets only the marker. A model's
+        ``.double()`` that goes to the device stays float64 with an NRN722 marker when its
+        function also makes float64 values this rule leaves (``dtype = torch.float64``, a host
+        ``.double()``): a float32 model fed float64 data fails at its first matmul.
     """
 
     code: ClassVar[str] = "NRN721"
@@ -122,10 +126,53 @@ class Float64OnDevice(Rule):
 
     def _double(self, call: cst.Call) -> None:
         if self._chain_reaches_device(call) or self._chain_below_reaches_device(call):
+            kept = self._float64_beside(call)
+            if kept is not None:
+                self.mark(
+                    call,
+                    f"float64 kept: this function also makes float64 values ({kept}), and a float32 model fed "
+                    "float64 data fails at its first matmul; float64 is not native on Neuron: port the model and "
+                    "its data to float32 together, or keep this pipeline on the CPU",
+                    code="NRN722",
+                )
+                return
             assert isinstance(call.func, cst.Attribute)
             self.replace(call.func.attr, cst.Name("float"), ".double() -> .float(): the value goes to the device (no native float64)")
             return
         self.mark(call, ".double() is float64: not native on Trainium (cast to 32-bit internally); use .float() on the device", code="NRN722")
+
+    def _float64_beside(self, model: cst.Call) -> str | None:
+        """A float64 value the function of ``model`` (a ``.double()`` going to the device) makes
+        that this rule leaves float64 — a ``torch.float64`` outside a call with a device in view
+        (``dtype = torch.float64``), or another ``.double()`` that stays on the host — as
+        ``code (line N)``; None when there is none (the model can become float32 alone)."""
+        function = next((a for a in self.ancestors(model) if isinstance(a, cst.FunctionDef)), None)
+        if function is None:
+            return None
+        for inner in child_index(self).walk(function.body):
+            if inner is model:
+                continue
+            if isinstance(inner, cst.Call) and method_name(inner) == "double" and not inner.args:
+                if not (self._chain_reaches_device(inner) or self._chain_below_reaches_device(inner)):
+                    return f"{self.context.module.code_for_node(inner)}, line {self.position(inner)[0]}"
+            elif isinstance(inner, (cst.Attribute, cst.Name)) and self._is_float64(inner):
+                arg = self.parent(inner)
+                owner = self.parent(arg) if isinstance(arg, cst.Arg) else None
+                if isinstance(owner, cst.Call) and self._on_device(owner):
+                    continue  # made float32 with the model
+                statement = self.statement_of(inner)
+                return f"{self.context.module.code_for_node(statement).strip()}, line {self.position(inner)[0]}"
+        return None
+
+    def _on_device(self, call: cst.Call) -> bool:
+        """The value ``call`` makes goes to the device in this expression."""
+        device = keyword(call, "device")
+        return (
+            (device is not None and self._device_expr(device.value))
+            or self._moves_to_device(call)
+            or self._chain_reaches_device(call)
+            or self._chain_below_reaches_device(call)
+        )
 
     def _dtype_argument(self, call: cst.Call) -> None:
         dtype = keyword(call, "dtype")
@@ -135,14 +182,7 @@ class Float64OnDevice(Rule):
         for arg in candidates:
             if arg is None or not self._is_float64(arg.value):
                 continue
-            device = keyword(call, "device")
-            on_device = (
-                (device is not None and self._device_expr(device.value))
-                or self._moves_to_device(call)
-                or self._chain_reaches_device(call)
-                or self._chain_below_reaches_device(call)
-            )
-            if on_device:
+            if self._on_device(call):
                 self._to_float32(arg.value, "float64 on the device -> float32 (no native float64 on Trainium)")
             else:
                 self.mark(call, "float64 tensor: not native on Trainium (cast to 32-bit internally); use float32 if it reaches the device", code="NRN722")
