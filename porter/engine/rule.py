@@ -16,6 +16,7 @@ Rule authors: match module-level APIs with ``self.qualified(node)`` / ``self.mat
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
@@ -370,6 +371,7 @@ class Rule(cst.BatchableCSTVisitor):
         statement = self.statement_of(node)
         if has_marker(statement, used):
             return False
+        message = one_line(message)
         self._record(node, message, used, Safety.REVIEW, Kind.MARKER, ())
         self._edit(statement, used, comments=(f"{MARKER_PREFIX} {used} {message}",))
         return True
@@ -388,3 +390,13 @@ def has_marker(statement: cst.BaseStatement, code: str) -> bool:
     lines = getattr(statement, "leading_lines", ())
     prefix = f"{MARKER_PREFIX} {code}"
     return any(line.comment is not None and line.comment.value.startswith(prefix) for line in lines)
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: a message quoting code of several lines (a parenthesised ``if``
+    test) is a comment, and a comment cannot hold a line break."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    text = re.sub(r"\(\s*[\r\n]\s*", "(", text)
+    text = re.sub(r"\s*[\r\n]\s*\)", ")", text)
+    return re.sub(r"\s*[\r\n]\s*", " ", text)
