@@ -11,7 +11,7 @@ class Trainer:
 
     def setup(self):
         self.amp = self.args.amp not in {False, "fp32"}
-        # porter: NRN206 GradScaler kept: float16 remains (it is enabled by the float16 option: enabled=self.amp and self.args.amp != "bf16"); make it bfloat16, then drop the scaler
+        # porter: NRN206 GradScaler kept: float16 remains (it is built for the precision option `self.amp and self.args.amp != "bf16"`, whose autocast is in another file, line 15); make it bfloat16, then drop the scaler
         self.scaler = (
             torch.amp.GradScaler("neuron", enabled=self.amp and self.args.amp != "bf16")
             if TORCH_2_4
