@@ -53,6 +53,9 @@ def _neuron_backend(value: str) -> str | None:
     return ",".join(sorted(ported, key=lambda leg: (not leg.startswith("cpu:"), leg)))
 
 
+# Calls that turn a config dict into text or a file for another program.
+_SERIALISERS = ("json.dumps", "json.dump", "yaml.dump", "yaml.safe_dump", "toml.dumps", "tomli_w.dumps")
+
 class DistBackend(Rule):
     """Port the process-group backend.
 
@@ -62,7 +65,8 @@ class DistBackend(Rule):
         ``"cuda:nccl,cpu:gloo"`` → ``"cpu:gloo,neuron:neuron"`` (gloo legs for CPU stay). Also the
         places the backend comes from: ``backend = "nccl"`` config variables, ``args.dist_backend``
         argparse defaults, either branch of ``"nccl" if ... else "gloo"``, dict entries keyed
-        ``"backend"``, comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
+        ``"backend"`` (not in a dict serialised for another program, ``json.dumps({"backend":
+        "nccl"})`` for a vLLM command line: kept with a marker), comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
         variable the file assigns a string (not of a config/command-line value: the user's
         ``"nccl"`` must keep matching), and
         ``dist.Backend.NCCL``. ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``
@@ -123,6 +127,14 @@ class DistBackend(Rule):
             return
         new = _neuron_backend(value)
         if new is None or self._nccl_choice_of(node) is not None or not self._in_backend_position(node, value):
+            return
+        serialiser = self._serialised_by(node)
+        if serialiser is not None:
+            self.mark(
+                node,
+                f'"{value}" is a backend in a config {serialiser}() hands to another program (e.g. vLLM\'s weight '
+                "transfer), not torch.distributed's: kept; check what that program accepts on Trainium",
+            )
             return
         text, imports = self._backend_text(new)
         if text is not None:
@@ -200,6 +212,17 @@ class DistBackend(Rule):
             self.replace(node, cst.parse_expression(text), "Backend.NCCL -> default backend of the accelerator", imports=imports)
             return
         self.replace(node, cst.SimpleString('"neuron"'), 'Backend.NCCL -> "neuron"')
+
+    def _serialised_by(self, node: cst.CSTNode) -> str | None:
+        """``json.dumps({"backend": "nccl"})``: the dict holding ``node`` is serialised for another
+        program (a command line, a file), not passed to a process group: the serialiser's name."""
+        element = self.parent(node)
+        literal = self.parent(element) if isinstance(element, cst.DictElement) else None
+        arg = self.parent(literal) if isinstance(literal, cst.Dict) else None
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(call, cst.Call) and self.matches(call.func, *_SERIALISERS):
+            return sorted(self.qualified(call.func) & set(_SERIALISERS))[0]
+        return None
 
     def _in_backend_position(self, node: cst.CSTNode, value: str) -> bool:
         child: cst.CSTNode = node
