@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import libcst as cst
@@ -12,8 +13,10 @@ from porter.rules._lib.branches import (
     DATA_PARALLEL,
     branch_nodes,
     guarded_branch,
+    guarding_tests,
     in_kept_cuda_branch,
     in_kept_cuda_test,
+    is_availability_test,
     memory_stats_key,
     under_availability_test,
 )
@@ -47,6 +50,9 @@ _RAY_MESSAGE = (
     'the Ray resource "neuron_cores" (resources={"neuron_cores": n}), e.g. from torch.accelerator.device_count()'
 )
 _CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "empty_cache"})
+_DEVICE_TEST = re.compile(r"""["']cuda(:\d+)?["']|\.is_cuda\b""")
+# Memory counters read as values: what torch.cuda's returns on a CPU-only torch (no CUDA context).
+_CPU_VALUES = {"memory_allocated": "0", "max_memory_allocated": "0", "memory_reserved": "0", "max_memory_reserved": "0", "memory_stats": "{}"}
 
 
 class CudaNamespace(Rule):
@@ -77,7 +83,11 @@ class CudaNamespace(Rule):
         ``empty_cache``: a no-op on a CPU-only torch, an ``AttributeError`` as ``torch.neuron.X``
         there) that no availability test guards is put under ``if
         torch.accelerator.is_available():`` (not inside an ``except`` handler: an OOM back-off runs
-        after the device failed, so it exists). A ``memory_stats()`` whose result is read with a
+        after the device failed, so it exists). A memory counter read as a value
+        (``memory_allocated``, ``max_memory_allocated``, ``memory_reserved``,
+        ``max_memory_reserved``, ``memory_stats``) that no availability or CUDA device test guards
+        becomes ``(torch.neuron.X() if torch.accelerator.is_available() else 0)`` (``{}`` for
+        ``memory_stats``): torch.cuda's read 0 on a CPU-only torch. A ``memory_stats()`` whose result is read with a
         string key (directly, or through the name it is assigned to in the same function) keeps
         its CUDA spelling with an NRN104 marker: the keys are CUDA caching-allocator keys.
         Inside a branch that only runs on CUDA (a device-type test kept by
@@ -237,6 +247,8 @@ class CudaNamespace(Rule):
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
         if head in _CPU_HARMLESS and rest == head:
             self._guard_statement(node)
+        elif RENAMED.get(head, head) in _CPU_VALUES and rest == head:
+            self._guard_value(node, _CPU_VALUES[RENAMED.get(head, head)])
 
     def _guard_statement(self, node: cst.CSTNode) -> None:
         """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
@@ -260,6 +272,59 @@ class CudaNamespace(Rule):
             return cst.If(test=test, body=body, leading_lines=updated.leading_lines)
 
         self.replace(line, transform, None, imports=imports)
+
+    def _guard_value(self, node: cst.CSTNode, cpu_value: str) -> None:
+        """``peak = torch.cuda.max_memory_allocated() / 2**30`` with no availability test around
+        it -> ``(torch.neuron.max_memory_allocated() if torch.accelerator.is_available() else 0)``:
+        torch.cuda's counter read 0 (``{}`` for ``memory_stats``) on a CPU-only torch, where
+        ``torch.neuron`` does not exist. A bare call statement is left to ``_guard_statement``."""
+        call = self.parent(node)
+        if not isinstance(call, cst.Call) or call.func is not node or isinstance(self.parent(call), cst.Expr):
+            return
+        line = self.statement_of(call)
+        if under_availability_test(self, line) or self._in_true_branch_of_query(call) or self._under_device_test(line):
+            return
+        if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(line)):
+            return  # an error handler (an OOM back-off) runs after device work failed: the device exists
+        name, imports = torch_ref(self.context.module)
+        holder = self.parent(call)
+        # Parenthesised unless it is a whole value already (assigned, returned, an argument).
+        bare = isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg)) and not isinstance(holder, cst.AugAssign)
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return cst.IfExp(
+                test=cst.parse_expression(f"{name}.accelerator.is_available()"),
+                body=updated,
+                orelse=cst.parse_expression(cpu_value),
+                lpar=[] if bare else [cst.LeftParen()],
+                rpar=[] if bare else [cst.RightParen()],
+            )
+
+        self.replace(call, transform, None, imports=imports)
+
+    def _under_device_test(self, line: cst.CSTNode) -> bool:
+        """Under a CUDA device test (``if device.type == "cuda":``, ``if x.is_cuda:``): it runs on
+        the accelerator only (the test is ported to Neuron's, or stays false there)."""
+        code = self.context.module.code_for_node
+        return any(_DEVICE_TEST.search(code(test)) for test in guarding_tests(self, line))
+
+    def _in_true_branch_of_query(self, node: cst.CSTNode) -> bool:
+        """``x if torch.cuda.is_available() else 0`` / ``torch.cuda.is_available() and x``: the
+        expression around ``node`` already asks for the device (ported with it)."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.BaseStatement):
+                return False
+            test = None
+            if isinstance(ancestor, cst.IfExp) and child is ancestor.body:
+                test = ancestor.test
+            elif isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And) and child is ancestor.right:
+                test = ancestor.left
+            if test is not None and is_availability_test(self, test):
+                return True
+            child = ancestor
+        return False
 
     def _guards_cuda_only(self, node: cst.CSTNode) -> bool:
         """A test whose branch calls CUDA-only code (``nn.DataParallel``, a ``torch.cuda`` name with
