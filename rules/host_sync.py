@@ -366,7 +366,8 @@ class HostSyncLogging(Rule):
         loop = site.loop
         shown = _describe(site.node, self.context.module)
         code = "NRN604" if site.kind == SYNCHRONIZE else "NRN603"
-        if loop.counter is None:
+        counter = site.counter or loop.counter
+        if counter is None:
             what = "synchronize()" if site.kind == SYNCHRONIZE else "logging"
             self.mark(
                 site.node,
@@ -374,7 +375,7 @@ class HostSyncLogging(Rule):
                 code="NRN607",
             )
             return False
-        test = f"{loop.counter} % {loop.interval} == 0"
+        test = f"{counter} % {loop.interval} == 0"
         if site.kind == SYNCHRONIZE:
             marker = f"deliberate: synchronize() every {loop.interval} {loop.unit} (timing interval; was {loop.every})"
             message = f"synchronize() moved under `if {test}:` (was {loop.every})"

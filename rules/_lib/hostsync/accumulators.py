@@ -47,6 +47,8 @@ class Accumulators:
             wraps = self._reads(site, function, log_lines)
             if wraps is None:
                 continue
+            if not site.syncs:
+                continue  # already on the device: its reads are the script's (or were converted before)
             if site.target not in wrapped:
                 site.wraps = wraps
                 wrapped.add(site.target)
