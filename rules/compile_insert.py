@@ -260,6 +260,10 @@ class CompileInsert(Rule):
                 code="NRN413",
             )
             return
+        rnn = self._rnn_dropout(module, builder)
+        if rnn is not None:
+            self._mark_rnn_dropout(site, rnn)
+            return
         arguments = self._arguments(module, site)
         text = f"{compiled} = torch.compile({target}, {', '.join(arguments)})"
         self.insert_after(
@@ -307,6 +311,8 @@ class CompileInsert(Rule):
             if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
                 continue
             arg = positional(call, params.index(name) - 1) or keyword(call, name)
+            if arg is not None and isinstance(arg.value, cst.Call) and _root_name(arg.value) is None:
+                return arg.value  # Trainer(Net(), ...): built in the call
             root = _root_name(arg.value) if arg is not None else None
             if root is None:
                 continue
@@ -741,6 +747,10 @@ class CompileInsert(Rule):
         if varying is not None:
             self._mark_varying(site, varying)
             return
+        rnn = self._rnn_dropout(module, site.builder)
+        if rnn is not None:
+            self._mark_rnn_dropout(site, rnn)
+            return
         if site.fsdp is not None:
             orig = keyword(site.fsdp, "use_orig_params")
             if orig is not None and not (isinstance(orig.value, cst.Name) and orig.value.value == "True"):
@@ -785,19 +795,54 @@ class CompileInsert(Rule):
         """``torch._dynamo.config.allow_rnn = True`` when the model class of this file builds a
         recurrent torch module (``nn.LSTM``, or ``getattr(nn, rnn_type)``): with the default False,
         Dynamo runs the whole frame eagerly (measured on torch 2.13: zero graphs) and nothing is compiled."""
+        if m.findall(module, m.Attribute(attr=m.Name("allow_rnn"))) or not self._recurrent(module, builder):
+            return []  # the script sets it itself
+        return [cst.parse_statement("torch._dynamo.config.allow_rnn = True\n")]
+
+    def _recurrent(self, module: cst.Module, builder: cst.BaseExpression | None) -> list[cst.Call]:
+        """The recurrent torch modules the model class (and the classes it uses) builds."""
         if builder is None or not isinstance(builder, cst.Call) or not isinstance(builder.func, cst.Name):
             return []
         classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
         root = classes.get(builder.func.value)
-        if root is None or "allow_rnn" in module.code:
+        if root is None:
             return []
+        found: list[cst.Call] = []
         for cls in _reachable_classes(root, classes):
             for c in cast("list[cst.Call]", m.findall(cls, m.Call())):
-                if not self.qualified(c.func).isdisjoint(_RNN_MODULES):
-                    return [cst.parse_statement("torch._dynamo.config.allow_rnn = True\n")]
-                if dotted(c.func) == "getattr" and c.args and "torch.nn" in self.qualified(c.args[0].value):
-                    return [cst.parse_statement("torch._dynamo.config.allow_rnn = True\n")]
-        return []
+                inner = c.func
+                by_name = isinstance(inner, cst.Call) and dotted(inner.func) == "getattr" and bool(inner.args)
+                if not self.qualified(c.func).isdisjoint(_RNN_MODULES) or (
+                    by_name and "torch.nn" in self.qualified(inner.args[0].value)  # type: ignore[union-attr]
+                ):
+                    found.append(c)
+        return found
+
+    def _rnn_dropout(self, module: cst.Module, builder: cst.BaseExpression | None) -> str | None:
+        """A recurrent module with dropout between its layers (``nn.LSTM(..., num_layers, dropout=p)``,
+        p not a literal 0, more than one layer): compiled, torch 2.13 never applies that dropout
+        (torch/_decomp/decompositions.py ``_rnn_helper`` sets it to 0.0 through an always-false
+        ``num_layers < i - 1``; measured: the compiled loss equals the eager loss of dropout=0), so
+        the compiled model would train without the regularisation the script asks for."""
+        for call in self._recurrent(module, builder):
+            dropout = keyword(call, "dropout") or positional(call, 5)
+            layers = keyword(call, "num_layers") or positional(call, 2)
+            zero = dropout is None or (isinstance(dropout.value, (cst.Integer, cst.Float)) and float(dropout.value.value) == 0.0)
+            single = layers is None or (isinstance(layers.value, cst.Integer) and layers.value.value == "1")
+            if not zero and not single:
+                return self.context.module.code_for_node(call).strip()
+        return None
+
+    def _mark_rnn_dropout(self, site: _Site, call: str) -> None:
+        shown = " ".join(call.split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        self.mark(
+            site.builder if site.builder is not None else site.anchor,
+            f"not compiled: `{shown}` has dropout between its layers, which a compiled RNN skips (torch 2.13's "
+            "RNN decomposition never applies it): compiled, the model would train differently; compile it "
+            "(torch._dynamo.config.allow_rnn = True, then compile) once that dropout is 0 or one layer, or keep it eager",
+            code="NRN413",
+        )
 
 
     def _sharded(self, site: _Site) -> bool:
