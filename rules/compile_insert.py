@@ -103,7 +103,24 @@ class CompileInsert(Rule):
         constructor (directly, through a params variable or a ``for ... in model.named_parameters()``
         loop in the same block), or the argument of ``create_optimizer[_v2](model, ...)`` /
         receiver of ``model.configure_optimizers(...)``, or the argument of a function of the file that
-        builds an optimizer from its parameter's ``.parameters()``. Aliases (``model_without_ddp =
+        builds an optimizer from its parameter's ``.parameters()``. A model a class stores
+        (``Trainer.__init__(self, model)`` with ``self.model = model.to(device)`` and the optimizer
+        built there, the model built by the caller: ``model = GPT(cfg); Trainer(model, ...)``) is
+        compiled as ``self.model`` after it is stored; when the file also drives it with
+        ``generate()``, the training step's forward gets its own compiled object instead
+        (``self.compiled_model = torch.compile(self.model, ...)``, called where the step's
+        ``.backward()`` method called the model; ``generate`` stays eager), or, with no such step
+        in the class, an NRN413 marker at the model's construction. A file with no optimizer at all
+        (manual SGD: ``p.data.add_(p.grad, alpha=-lr)``) finds the model by ``loss.backward()``: the
+        variable called in what the loss is computed from (``loss = criterion(model(x), y)``, one
+        assignment back; not a torch loss module, nor a function or class of the file), followed
+        out of nested functions (``def train()`` inside ``main()``) to where it is built. A model
+        class with a recurrent torch module (``nn.LSTM``, ``getattr(nn, rnn_type)``) gets
+        ``torch._dynamo.config.allow_rnn = True`` before the compile (Dynamo skips RNN frames
+        otherwise: zero graphs, measured on torch 2.13), unless the RNN has dropout between
+        layers (more than one layer, dropout not a literal 0): torch 2.13's RNN decomposition never
+        applies that dropout (``torch/_decomp/decompositions.py`` ``_rnn_helper``; measured: the
+        compiled loss equals the eager loss without dropout), so NRN413 marks it, not compiled. Aliases (``model_without_ddp =
         model``, ``model.module``) and ``DistributedDataParallel``/``DataParallel``/FSDP wraps or
         ``fully_shard`` calls (also inside ``if`` branches) are followed back to the variable the model
         was built into. It then inserts
@@ -163,7 +180,8 @@ class CompileInsert(Rule):
         ``cfg.optimization.compile`` / ``config["compile"]`` / ``cfg.get("use_compile")``, a
         ``compile_cfg``/``compile_enabled`` variable, a ``compile_with_warmup`` helper): what to
         compile is the user's choice there (and that path is ported by NRN401). Known misses: a model
-        whose optimizer is built in another function or file than the model (no insertion), a model
+        whose optimizer is built in another function or file than the model (no insertion, except
+        a class that stores it, above), a model
         that reaches the optimizer through a container or another object's attribute (``self.model``
         is followed), and hazards hidden in code of other files (``fullgraph=True`` is then left out,
         never guessed). The hazard scan is syntactic: a hazard it does not list (a data-dependent
@@ -178,7 +196,7 @@ class CompileInsert(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN412": "model is a torch.nn module itself (nn.Sequential): in-place compile compiles nothing; review marker",
-        "NRN413": "model not compiled in place: it also runs with varying shapes (generate) or an FSDP1 wrap without use_orig_params (review marker)",
+        "NRN413": "model not compiled in place: it also runs with varying shapes (generate), an FSDP1 wrap without use_orig_params, or an RNN with dropout between layers (review marker)",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 65

@@ -48,7 +48,10 @@ class FolderSample:
 
 FOLDER_SAMPLES = (
     FolderSample("char_gpt", ("--data", "{data}/input.txt", "--sample-every", "2")),
-    FolderSample("word_lm", ("--data", "{data}", "--cuda")),
+    FolderSample("word_lm", ("--data", "{data}", "--cuda"),
+                 known="not compiled, on purpose (NRN413 at the model's construction): its nn.LSTM has dropout=0.2 "
+                       "between 2 layers, which a compiled RNN never applies (torch 2.13 _rnn_helper), so the check "
+                       "finds nothing compiled"),
     FolderSample("gnn", ("--path", "{data}/", "--dataset", "synth"),
                  known="host-sync rules leave the per-epoch print(... loss_train.data.item() ...) of the nested "
                        "train(epoch) unported and unmarked: 5 syncs per step"),
