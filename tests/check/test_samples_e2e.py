@@ -52,9 +52,7 @@ FOLDER_SAMPLES = (
                  known="not compiled, on purpose (NRN413 at the model's construction): its nn.LSTM has dropout=0.2 "
                        "between 2 layers, which a compiled RNN never applies (torch 2.13 _rnn_helper), so the check "
                        "finds nothing compiled"),
-    FolderSample("gnn", ("--path", "{data}/", "--dataset", "synth"),
-                 known="host-sync rules leave the per-epoch print(... loss_train.data.item() ...) of the nested "
-                       "train(epoch) unported and unmarked: 5 syncs per step"),
+    FolderSample("gnn", ("--path", "{data}/", "--dataset", "synth")),
     # mp.spawn starts its own world: one harness process (it sees --nproc devices) that spawns two ranks.
     FolderSample("ddp_spawn", ("--data", "{data}/regression.pt", "--world-size", "2"), nproc=2),
     FolderSample("ddp_device_id", ("--data", "{data}/digits.pt"), nproc=2),
