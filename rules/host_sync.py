@@ -505,7 +505,9 @@ class HostSyncControlFlow(Rule):
         Review markers only; code is unchanged. Tensor names are recognised by use (receivers of
         ``.backward()``/``.item()``/``.detach()``, names like ``loss`` assigned from a call); a tensor
         under another name tested with ``if t > 0`` is missed. Syncs inside an interval branch
-        (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked.
+        (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked,
+        nor reads of a tensor the same function builds on the CPU (``starts = torch.randint(...)``
+        with no ``device=``, no ``set_default_device`` in the file): they wait for no device.
     """
 
     code: ClassVar[str] = "NRN602"

@@ -38,6 +38,11 @@ from porter.rules._lib.hostsync.syntax import (
 )
 from porter.rules._lib.nodes import dotted, method_name
 
+# Tensor factories that build on the CPU unless given device= (reading their values is no device sync).
+_HOST_FACTORIES = (
+    "torch.randint", "torch.rand", "torch.randn", "torch.randperm", "torch.arange", "torch.zeros", "torch.ones",
+    "torch.tensor", "torch.empty", "torch.full", "torch.linspace", "torch.as_tensor", "torch.from_numpy",
+)
 # A test that turns on the user's own timing (the sync under it is what they asked for).
 _PROFILING_FLAG = re.compile(r"(?i)profil|timing|timer|benchmark")
 
@@ -137,7 +142,7 @@ class SiteCollector:
         name = call.callee.name.value
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                syncs = sync_calls(self.index, small, set())
+                syncs = [c for c in sync_calls(self.index, small, set()) if not self._on_host(c, call.callee)]
                 if not syncs:
                     continue
                 counter = self._callee_counter(call, step_loop)
@@ -362,8 +367,33 @@ class SiteCollector:
             if test is not None:
                 self.sites.append(Site(CONTROL, line, small, step_loop, syncs=syncs, note=self.scope.code(test)))
                 return
+        function: cst.CSTNode = step_loop.function if step_loop.function is not None else step_loop.node
+        syncs = [c for c in syncs if not self._on_host(c, function)]
         if syncs:
             self.sites.append(Site(RESIDUAL, line, small, step_loop, syncs=syncs))
+
+    def _on_host(self, sync: cst.CSTNode, function: cst.CSTNode) -> bool:
+        """``starts.tolist()`` where ``starts = torch.randint(...)`` (no ``device=``) in the same
+        function: a CPU tensor, whose read waits for no device (unless the file sets a default device)."""
+        if not (isinstance(sync, cst.Call) and isinstance(sync.func, cst.Attribute) and isinstance(sync.func.value, cst.Name)):
+            return False
+        if "set_default_device" in self.scope.module.code:
+            return False
+        name = sync.func.value.value
+        values = [
+            node.value
+            for node in iter_nodes(self.index, function)
+            if isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and node.targets[0].target.value == name
+        ]
+        return bool(values) and all(
+            isinstance(v, cst.Call)
+            and self.scope.rule.matches(v.func, *_HOST_FACTORIES)
+            and not any(a.keyword is not None and a.keyword.value == "device" for a in v.args)
+            for v in values
+        )
 
     def _in_interval_else(self, statement: cst.CSTNode, step_loop: StepLoop) -> bool:
         scope = self.scope
