@@ -52,6 +52,9 @@ class Accumulators:
             if site.target not in wrapped:
                 site.wraps = wraps
                 wrapped.add(site.target)
+        # An accumulator already on the device that is read in a way a log cannot convert is the
+        # script's own business: no marker, and not logged as a running mean.
+        self.sites[:] = [s for s in self.sites if not (s.kind == ACCUMULATE and not s.syncs and s.note)]
 
     def logs_reading_converted(self) -> list[Site]:
         """Per-step logging statements that read a converted accumulator: they must move too."""
