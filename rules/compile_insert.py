@@ -49,6 +49,8 @@ _ACCELERATOR = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Acce
 _VARYING_SHAPE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_search"})
 # Batching that pads each batch to its own longest sequence: a new shape per batch (variable-length seq2seq).
 _PAD_TO_LONGEST = frozenset({"torch.nn.utils.rnn.pad_sequence"})
+# Recurrent torch modules: Dynamo skips their forward unless torch._dynamo.config.allow_rnn is set.
+_RNN_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN", "torch.nn.modules.rnn.LSTM", "torch.nn.modules.rnn.GRU", "torch.nn.modules.rnn.RNN"})
 _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half", "bfloat16", "requires_grad_"})
 
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
@@ -101,7 +103,24 @@ class CompileInsert(Rule):
         constructor (directly, through a params variable or a ``for ... in model.named_parameters()``
         loop in the same block), or the argument of ``create_optimizer[_v2](model, ...)`` /
         receiver of ``model.configure_optimizers(...)``, or the argument of a function of the file that
-        builds an optimizer from its parameter's ``.parameters()``. Aliases (``model_without_ddp =
+        builds an optimizer from its parameter's ``.parameters()``. A model a class stores
+        (``Trainer.__init__(self, model)`` with ``self.model = model.to(device)`` and the optimizer
+        built there, the model built by the caller: ``model = GPT(cfg); Trainer(model, ...)``) is
+        compiled as ``self.model`` after it is stored; when the file also drives it with
+        ``generate()``, the training step's forward gets its own compiled object instead
+        (``self.compiled_model = torch.compile(self.model, ...)``, called where the step's
+        ``.backward()`` method called the model; ``generate`` stays eager), or, with no such step
+        in the class, an NRN413 marker at the model's construction. A file with no optimizer at all
+        (manual SGD: ``p.data.add_(p.grad, alpha=-lr)``) finds the model by ``loss.backward()``: the
+        variable called in what the loss is computed from (``loss = criterion(model(x), y)``, one
+        assignment back; not a torch loss module, nor a function or class of the file), followed
+        out of nested functions (``def train()`` inside ``main()``) to where it is built. A model
+        class with a recurrent torch module (``nn.LSTM``, ``getattr(nn, rnn_type)``) gets
+        ``torch._dynamo.config.allow_rnn = True`` before the compile (Dynamo skips RNN frames
+        otherwise: zero graphs, measured on torch 2.13), unless the RNN has dropout between
+        layers (more than one layer, dropout not a literal 0): torch 2.13's RNN decomposition never
+        applies that dropout (``torch/_decomp/decompositions.py`` ``_rnn_helper``; measured: the
+        compiled loss equals the eager loss without dropout), so NRN413 marks it, not compiled. Aliases (``model_without_ddp =
         model``, ``model.module``) and ``DistributedDataParallel``/``DataParallel``/FSDP wraps or
         ``fully_shard`` calls (also inside ``if`` branches) are followed back to the variable the model
         was built into. It then inserts
@@ -161,7 +180,8 @@ class CompileInsert(Rule):
         ``cfg.optimization.compile`` / ``config["compile"]`` / ``cfg.get("use_compile")``, a
         ``compile_cfg``/``compile_enabled`` variable, a ``compile_with_warmup`` helper): what to
         compile is the user's choice there (and that path is ported by NRN401). Known misses: a model
-        whose optimizer is built in another function or file than the model (no insertion), a model
+        whose optimizer is built in another function or file than the model (no insertion, except
+        a class that stores it, above), a model
         that reaches the optimizer through a container or another object's attribute (``self.model``
         is followed), and hazards hidden in code of other files (``fullgraph=True`` is then left out,
         never guessed). The hazard scan is syntactic: a hazard it does not list (a data-dependent
@@ -176,7 +196,7 @@ class CompileInsert(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN412": "model is a torch.nn module itself (nn.Sequential): in-place compile compiles nothing; review marker",
-        "NRN413": "model not compiled in place: it also runs with varying shapes (generate) or an FSDP1 wrap without use_orig_params (review marker)",
+        "NRN413": "model not compiled in place: it also runs with varying shapes (generate), an FSDP1 wrap without use_orig_params, or an RNN with dropout between layers (review marker)",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 65
@@ -185,18 +205,197 @@ class CompileInsert(Rule):
         if not self.options.insert_compile or self._excluded(node):
             return
         done: set[tuple[int, str]] = set()
+        found = False
         for call in child_index(self).find(node, cst.Call):
             assert isinstance(call, cst.Call)
             name = self._model_of_optimizer(call)
             if name is None:
                 continue
+            found = True
             site = self._site(call, name)
-            if site is None or (id(self.parent(site.anchor)), site.name) in done:
+            if site is None:
+                self._class_route(node, call, name, done)
                 continue
-            done.add((id(self.parent(site.anchor)), site.name))
-            if self._accelerate_route(node, site):
+            self._handle(node, site, done)
+        if not found:  # no optimizer names the model (manual SGD): the forward call that feeds backward()
+            for call in child_index(self).find(node, cst.Call):
+                assert isinstance(call, cst.Call)
+                if method_name(call) == "backward" and isinstance(call.func, cst.Attribute):
+                    self._backward_route(node, call, done)
+
+    def _handle(self, module: cst.Module, site: _Site, done: set[tuple[int, str]]) -> None:
+        key = (id(self.parent(site.anchor)), site.name)
+        if key in done:
+            return
+        done.add(key)
+        if self._accelerate_route(module, site):
+            return
+        self._insert(module, site)
+
+    # ----------------------------------------------------------------- a model stored by a class
+    def _class_route(self, module: cst.Module, call: cst.Call, name: str, done: set[tuple[int, str]]) -> None:
+        """``Trainer.__init__(self, model)`` stores ``self.model = model.to(device)`` and builds the
+        optimizer; the model is built by the caller (``model = GPT(cfg); Trainer(model, ...)``).
+        Compile ``self.model`` in place after it is stored, or, when the file also drives the model
+        with varying shapes (``model.generate``), compile a separate object for the training step's
+        forward call (``self.compiled_model = torch.compile(self.model, ...)``, called where the
+        step called the model); no such call in view: an NRN413 marker at the model's construction."""
+        method = _function_of(self, call)
+        cls = _class_of(self, method) if method is not None else None
+        if method is None or cls is None or name not in [p.name.value for p in method.params.params]:
+            return
+        statement = self.statement_of(call)
+        body, index = self._block_of(statement)
+        stored = [(i, attr) for i, s in enumerate(body[:index]) for attr in _stored_attributes(s, name)]
+        if not stored:
+            return
+        position, attr = stored[-1]
+        target = f"self.{attr}"
+        mentions = [s for s in body[position:index] if _mentions(s, name) or _mentions(s, target)]
+        anchor = mentions[-1] if mentions else body[position]
+        builder = self._caller_builder(module, cls, method, name)
+        site = _Site(target, anchor, before=False, builder=builder)
+        key = (id(self.parent(anchor)), target)
+        if key in done:
+            return
+        done.add(key)
+        varying = self._varying_shapes(module, name) or self._varying_shapes(module, target)
+        if varying is None or (builder is not None and self._torch_native(builder)):
+            self._insert(module, site)
+            return
+        if "per batch" in varying or "pad_sequence" in varying:
+            self._mark_varying(site, varying)  # the training inputs themselves vary: no compiled step helps
+            return
+        forwards = self._step_forwards(cls, attr)
+        compiled = f"self.compiled_{attr}"
+        if not forwards or any(_root_name(n) == compiled for n in m.findall(cls, m.Attribute())):  # type: ignore[arg-type]
+            where = builder if builder is not None else anchor
+            self.mark(
+                where,
+                f"not compiled: {name} also runs {varying} (a new sequence length each call; with dynamic=False each is a "
+                f"full Neuron compile) and {cls.name.value}'s training step is not in view: compile a separate object for "
+                f'its forward, e.g. torch.compile({target}, backend="neuron", dynamic=False)',
+                code="NRN413",
+            )
+            return
+        rnn = self._rnn_dropout(module, builder)
+        if rnn is not None:
+            self._mark_rnn_dropout(site, rnn)
+            return
+        arguments = self._arguments(module, site)
+        text = f"{compiled} = torch.compile({target}, {', '.join(arguments)})"
+        self.insert_after(
+            anchor,
+            [*self._rnn_switch(module, builder), cst.parse_statement(text + "\n")],
+            f"{text} inserted for the training step's forward ({varying} keeps running {name} eagerly: an in-place "
+            "compile would recompile for each new length); the step calls it, state_dict keys are unchanged",
+            imports=(ImportSpec("torch"),),
+        )
+        for forward in forwards:
+            self.replace(forward.func, cst.parse_expression(compiled), None)
+
+    def _step_forwards(self, cls: cst.ClassDef, attr: str) -> list[cst.Call]:
+        """Calls of the stored model (``self.model(x)``, or ``model(x)`` after ``model = self.model``)
+        in the class's methods that call ``.backward()``: the training step's forward."""
+        found: list[cst.Call] = []
+        for method in cls.body.body:
+            if not isinstance(method, cst.FunctionDef):
                 continue
-            self._insert(node, site)
+            calls = cast("list[cst.Call]", m.findall(method, m.Call()))
+            if not any(method_name(c) == "backward" for c in calls):
+                continue
+            aliases = {
+                b
+                for a in cast("list[cst.Assign]", m.findall(method, m.Assign()))
+                if _root_name(a.value) == f"self.{attr}" and not isinstance(a.value, cst.Call)
+                for t in a.targets
+                for b in _bound_names(t.target)
+            }
+            for c in calls:
+                if (isinstance(c.func, cst.Name) and c.func.value in aliases) or (
+                    isinstance(c.func, cst.Attribute) and dotted(c.func) == f"self.{attr}"
+                ):
+                    found.append(c)
+        return found
+
+    def _caller_builder(
+        self, module: cst.Module, cls: cst.ClassDef, method: cst.FunctionDef, name: str
+    ) -> cst.BaseExpression | None:
+        """What the caller built the model with: ``GPT(cfg)`` for ``model = GPT(cfg); Trainer(model)``."""
+        if method.name.value != "__init__":
+            return None
+        params = [p.name.value for p in method.params.params]
+        for call in cast("list[cst.Call]", child_index(self).find(module, cst.Call)):
+            if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
+                continue
+            arg = positional(call, params.index(name) - 1) or keyword(call, name)
+            if arg is not None and isinstance(arg.value, cst.Call) and _root_name(arg.value) is None:
+                return arg.value  # Trainer(Net(), ...): built in the call
+            root = _root_name(arg.value) if arg is not None else None
+            if root is None:
+                continue
+            current: cst.CSTNode = self.statement_of(call)
+            while isinstance(current, cst.BaseStatement):
+                body, index = self._block_of(current)
+                built = self._builder(list(body[:index]), root)
+                if built is not None:
+                    return built
+                parent = self.parent(current)
+                if parent is None or isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                    break
+                current = parent  # type: ignore[assignment]
+                while current is not None and not isinstance(current, cst.BaseStatement):
+                    current = self.parent(current)  # type: ignore[assignment]
+        return None
+
+    # ----------------------------------------------------------------- no optimizer: backward()
+    def _backward_route(self, module: cst.Module, backward: cst.Call, done: set[tuple[int, str]]) -> None:
+        """``loss = criterion(model(x), y); loss.backward()`` with a hand-written update
+        (``p.data.add_(p.grad, alpha=-lr)``): the model is the variable called in the values the
+        loss is computed from (one assignment back), built from a class that is not a torch loss."""
+        loss = backward.func.value  # type: ignore[attr-defined]
+        if not isinstance(loss, cst.Name):
+            return
+        scope: cst.CSTNode = _function_of(self, backward) or module
+        assigned: dict[str, list[cst.BaseExpression]] = {}
+        for a in cast("list[cst.Assign]", m.findall(scope, m.Assign())):
+            for t in a.targets:
+                for b in _bound_names(t.target):
+                    assigned.setdefault(b, []).append(a.value)
+        values = list(assigned.get(loss.value, ()))
+        for value in list(values):
+            for n in cast("list[cst.Name]", m.findall(value, m.Name())):
+                values.extend(assigned.get(n.value, ()) if n.value != loss.value else ())
+        defined = {s.name.value for s in m.findall(module, m.FunctionDef() | m.ClassDef())}  # type: ignore[union-attr]
+        for value in values:
+            for c in cast("list[cst.Call]", m.findall(value, m.Call())):
+                if not isinstance(c.func, cst.Name) or c.func.value in defined or self._imported(c.func):
+                    continue
+                site = self._closure_site(self.statement_of(backward), c.func.value)
+                if site is not None and site.builder is not None and not self._torch_loss(site.builder):
+                    self._handle(module, site, done)
+                    return
+
+    def _torch_loss(self, builder: cst.BaseExpression) -> bool:
+        func = builder.func if isinstance(builder, cst.Call) else builder
+        return any(q.startswith("torch.nn.") and q.endswith("Loss") for q in self.qualified(func))
+
+    def _closure_site(self, statement: cst.BaseStatement, name: str) -> _Site | None:
+        """Like ``_site``, through nested function definitions: a ``def train()`` inside ``main()``
+        uses ``main``'s ``model`` (not when ``train`` takes a parameter of that name)."""
+        current: cst.CSTNode = statement
+        while True:
+            if isinstance(current, cst.BaseStatement):
+                body, index = self._block_of(current)
+                earlier = list(body[:index])
+                if any(_binds_any(s, {name}) for s in earlier if not isinstance(s, (cst.FunctionDef, cst.ClassDef))):
+                    return self._site_in(earlier, name)
+            parent = self.parent(current)
+            if parent is None or isinstance(parent, (cst.ClassDef, cst.Module)):
+                return None
+            if isinstance(parent, cst.FunctionDef) and name in {p.name.value for p in parent.params.params}:
+                return None
+            current = parent
 
     # ----------------------------------------------------------------- Accelerate compiles itself
     def _accelerate_route(self, module: cst.Module, site: _Site) -> bool:
@@ -473,7 +672,7 @@ class CompileInsert(Rule):
         # No wrap: compile the variable the model was built into (model_without_ddp = model -> model).
         built = [n for n in sorted(family) if self._builder(earlier, n) is not None]
         base = name if name in built or not built else built[0]
-        mentions = [s for s in earlier if _mentions(s, base)]
+        mentions = [s for s in earlier if _mentions(s, base) and not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
         if not mentions:
             return None
         return _Site(base, mentions[-1], before=False, builder=self._builder(earlier, base))
@@ -566,6 +765,10 @@ class CompileInsert(Rule):
         if varying is not None:
             self._mark_varying(site, varying)
             return
+        rnn = self._rnn_dropout(module, site.builder)
+        if rnn is not None:
+            self._mark_rnn_dropout(site, rnn)
+            return
         if site.fsdp is not None:
             orig = keyword(site.fsdp, "use_orig_params")
             if orig is not None and not (isinstance(orig.value, cst.Name) and orig.value.value == "True"):
@@ -577,14 +780,11 @@ class CompileInsert(Rule):
                     lambda n: add_keyword_keep_layout(n, "use_orig_params", cst.Name("True")),  # type: ignore[arg-type]
                     "FSDP(use_orig_params=True): Dynamo compiles FSDP1 only with the original parameters",
                 )
-        arguments = [] if self.options.style == "accelerator" else ['backend="neuron"']
-        arguments.append("dynamic=False")
+        arguments = self._arguments(module, site)
         wrapped = site.fsdp is not None or self._sharded(site)  # FSDP's hooks break the graph at each unit
-        fullgraph = not wrapped and site.builder is not None and _clean_model(module, site.builder, self.qualified)
-        if fullgraph:
-            arguments.append("fullgraph=True")
+        fullgraph = "fullgraph=True" in arguments
         text = f"{site.name}.compile({', '.join(arguments)})"
-        new = cst.parse_statement(text + "\n")
+        new = [*self._rnn_switch(module, site.builder), cst.parse_statement(text + "\n")]
         why = (
             "fullgraph=True: the forward of the file's model class (and the helpers it calls) has no .item()/.tolist(), "
             "data-dependent op, value-reading test or print"
@@ -594,10 +794,73 @@ class CompileInsert(Rule):
         if wrapped:
             why = "placed after the FSDP wrap, which Dynamo traces; fullgraph left off (FSDP units break the graph)"
         message = f"{text} inserted (in-place compile keeps state_dict keys; {why})"
+        if len(new) > 1:
+            message += "; torch._dynamo.config.allow_rnn = True before it: Dynamo skips nn.LSTM/GRU/RNN forwards otherwise"
         if site.before:
-            self.insert_before(site.anchor, [new], message)
+            self.insert_before(site.anchor, new, message)
         else:
-            self.insert_after(site.anchor, [new], message)
+            self.insert_after(site.anchor, new, message)
+
+    def _arguments(self, module: cst.Module, site: _Site) -> list[str]:
+        arguments = [] if self.options.style == "accelerator" else ['backend="neuron"']
+        arguments.append("dynamic=False")
+        wrapped = site.fsdp is not None or self._sharded(site)
+        if not wrapped and site.builder is not None and _clean_model(module, site.builder, self.qualified):
+            arguments.append("fullgraph=True")
+        return arguments
+
+    def _rnn_switch(self, module: cst.Module, builder: cst.BaseExpression | None) -> list[cst.BaseStatement]:
+        """``torch._dynamo.config.allow_rnn = True`` when the model class of this file builds a
+        recurrent torch module (``nn.LSTM``, or ``getattr(nn, rnn_type)``): with the default False,
+        Dynamo runs the whole frame eagerly (measured on torch 2.13: zero graphs) and nothing is compiled."""
+        if m.findall(module, m.Attribute(attr=m.Name("allow_rnn"))) or not self._recurrent(module, builder):
+            return []  # the script sets it itself
+        return [cst.parse_statement("torch._dynamo.config.allow_rnn = True\n")]
+
+    def _recurrent(self, module: cst.Module, builder: cst.BaseExpression | None) -> list[cst.Call]:
+        """The recurrent torch modules the model class (and the classes it uses) builds."""
+        if builder is None or not isinstance(builder, cst.Call) or not isinstance(builder.func, cst.Name):
+            return []
+        classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+        root = classes.get(builder.func.value)
+        if root is None:
+            return []
+        found: list[cst.Call] = []
+        for cls in _reachable_classes(root, classes):
+            for c in cast("list[cst.Call]", m.findall(cls, m.Call())):
+                inner = c.func
+                by_name = isinstance(inner, cst.Call) and dotted(inner.func) == "getattr" and bool(inner.args)
+                if not self.qualified(c.func).isdisjoint(_RNN_MODULES) or (
+                    by_name and "torch.nn" in self.qualified(inner.args[0].value)  # type: ignore[union-attr]
+                ):
+                    found.append(c)
+        return found
+
+    def _rnn_dropout(self, module: cst.Module, builder: cst.BaseExpression | None) -> str | None:
+        """A recurrent module with dropout between its layers (``nn.LSTM(..., num_layers, dropout=p)``,
+        p not a literal 0, more than one layer): compiled, torch 2.13 never applies that dropout
+        (torch/_decomp/decompositions.py ``_rnn_helper`` sets it to 0.0 through an always-false
+        ``num_layers < i - 1``; measured: the compiled loss equals the eager loss of dropout=0), so
+        the compiled model would train without the regularisation the script asks for."""
+        for call in self._recurrent(module, builder):
+            dropout = keyword(call, "dropout") or positional(call, 5)
+            layers = keyword(call, "num_layers") or positional(call, 2)
+            zero = dropout is None or (isinstance(dropout.value, (cst.Integer, cst.Float)) and float(dropout.value.value) == 0.0)
+            single = layers is None or (isinstance(layers.value, cst.Integer) and layers.value.value == "1")
+            if not zero and not single:
+                return self.context.module.code_for_node(call).strip()
+        return None
+
+    def _mark_rnn_dropout(self, site: _Site, call: str) -> None:
+        shown = " ".join(call.split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        self.mark(
+            site.builder if site.builder is not None else site.anchor,
+            f"not compiled: `{shown}` has dropout between its layers, which a compiled RNN skips (torch 2.13's "
+            "RNN decomposition never applies it): compiled, the model would train differently; compile it "
+            "(torch._dynamo.config.allow_rnn = True, then compile) once that dropout is 0 or one layer, or keep it eager",
+            code="NRN413",
+        )
 
 
     def _sharded(self, site: _Site) -> bool:
@@ -612,6 +875,30 @@ class CompileInsert(Rule):
 
 
 # --------------------------------------------------------------------- tree helpers (no metadata)
+def _function_of(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
+    current = rule.parent(node)
+    while current is not None and not isinstance(current, cst.FunctionDef):
+        current = rule.parent(current)
+    return current
+
+
+def _class_of(rule: Rule, method: cst.FunctionDef) -> cst.ClassDef | None:
+    block = rule.parent(method)
+    owner = rule.parent(block) if block is not None else None
+    return owner if isinstance(owner, cst.ClassDef) else None
+
+
+def _stored_attributes(statement: cst.BaseStatement, name: str) -> list[str]:
+    """``model`` stored on ``self``: ``self.model = model`` / ``self.model = model.to(device)``."""
+    found: list[str] = []
+    for a in cast("list[cst.Assign]", m.findall(statement, m.Assign())):
+        if _root_name(a.value) != name:
+            continue
+        for t in a.targets:
+            found.extend(b[len("self."):] for b in _bound_names(t.target) if b.startswith("self."))
+    return found
+
+
 def _root_name(node: cst.BaseExpression) -> str | None:
     """``model`` for ``model``, ``model.module`` (DDP's inner module) and ``model.to(dev)``;
     ``self.model`` for an attribute of ``self``."""

@@ -289,7 +289,13 @@ class HostSyncLogging(Rule):
         branch. A device accumulator logged and then reset (``log(train_loss); train_loss = 0.0``)
         is logged as its mean over the interval: the reset moves into the branch and a step count
         (``train_loss_steps``) divides the sum. A log whose values keep syncing every step anyway
-        stays where it is (NRN606 marker, by the control-flow rule).
+        stays where it is (NRN606 marker, by the control-flow rule). A log in a function the loop
+        calls every step (``train(epoch)`` nested in ``main()``, or a module function) moves there
+        when the loop passes its counter in: ``if epoch % LOG_INTERVAL == 0:`` on the parameter.
+        A branch that picks a process (``if rank == 0:``, ``dist.get_rank() == 0``) runs every step
+        on that process: its logs move too. An accumulator already on the device
+        (``running += loss.detach().float()``, the form NRN601 writes) is logged as a running mean
+        like one NRN601 converts in the same pass, so one rule at a time gives the same port.
         ``torch.cuda.synchronize()``/``torch.neuron.synchronize()`` run every step (for timing) move
         under the same interval (NRN604), unless an ``if`` in the loop that names profiling or timing
         (``if profiling:``, ``if args.timing:``) guards them: the user chose that sync for honest
@@ -366,7 +372,8 @@ class HostSyncLogging(Rule):
         loop = site.loop
         shown = _describe(site.node, self.context.module)
         code = "NRN604" if site.kind == SYNCHRONIZE else "NRN603"
-        if loop.counter is None:
+        counter = site.counter or loop.counter
+        if counter is None:
             what = "synchronize()" if site.kind == SYNCHRONIZE else "logging"
             self.mark(
                 site.node,
@@ -374,7 +381,7 @@ class HostSyncLogging(Rule):
                 code="NRN607",
             )
             return False
-        test = f"{loop.counter} % {loop.interval} == 0"
+        test = f"{counter} % {loop.interval} == 0"
         if site.kind == SYNCHRONIZE:
             marker = f"deliberate: synchronize() every {loop.interval} {loop.unit} (timing interval; was {loop.every})"
             message = f"synchronize() moved under `if {test}:` (was {loop.every})"
@@ -475,7 +482,9 @@ class HostSyncControlFlow(Rule):
         function or method of the same file that the loop calls every step (``f()``, ``self.m()``,
         ``obj.m()`` with ``obj = LocalClass(...)``; one call level deep), such as a
         ``MetricLogger.update`` that calls ``v.item()``, and logging statements the logging rule
-        left every step because what they print syncs every step anyway. Only NRN602 (and the
+        left every step because what they print syncs every step anyway. A ``return loss_val.item()``
+        of a function the loop calls every step is control flow (NRN602) when the loop tests what
+        it returns (``losses.append(train(epoch))`` then ``if losses[-1] < best:``). Only NRN602 (and the
         logging rule's interval markers) say ``deliberate:``; NRN606 markers name a sync to remove.
 
     Why:
@@ -496,7 +505,9 @@ class HostSyncControlFlow(Rule):
         Review markers only; code is unchanged. Tensor names are recognised by use (receivers of
         ``.backward()``/``.item()``/``.detach()``, names like ``loss`` assigned from a call); a tensor
         under another name tested with ``if t > 0`` is missed. Syncs inside an interval branch
-        (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked.
+        (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked,
+        nor reads of a tensor the same function builds on the CPU (``starts = torch.randint(...)``
+        with no ``device=``, no ``set_default_device`` in the file): they wait for no device.
     """
 
     code: ClassVar[str] = "NRN602"

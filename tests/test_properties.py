@@ -146,9 +146,6 @@ COMPOSE_KNOWN: dict[str, str] = {
     # NRN103 wrote before them: float16 is kept with a marker in sequence.
     "_mixed-precision/gpt_style": "is_bf16_supported after NRN103",
     "fp16-to-bf16/basic": "is_bf16_supported after NRN103",
-    # NRN603 (host sync) finds no loop to interval-log once earlier rules rewrote it.
-    "_hostsync/alias_running_mean": "host-sync interval",
-    "_hostsync/running_mean": "host-sync interval",
     # The HF async-load line is inserted after the imports at once, before "import transformers"
     # when the imports were added by an earlier rule.
     "optimum-neuron/bound_name": "HF_DEACTIVATE_ASYNC_LOAD placement",

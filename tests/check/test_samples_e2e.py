@@ -47,20 +47,16 @@ class FolderSample:
 
 
 FOLDER_SAMPLES = (
-    FolderSample("char_gpt", ("--data", "{data}/input.txt", "--sample-every", "2"),
-                 known="NRN411 inserts no compile and leaves no marker (its known miss): the optimizer is built in "
-                       "Trainer.__init__, the model in main()"),
+    FolderSample("char_gpt", ("--data", "{data}/input.txt", "--sample-every", "2")),
     FolderSample("word_lm", ("--data", "{data}", "--cuda"),
-                 known="NRN411 inserts no compile: manual SGD (p.data.add_), no optimizer to find the model by"),
-    FolderSample("gnn", ("--path", "{data}/", "--dataset", "synth"),
-                 known="host-sync rules leave the per-epoch print(... loss_train.data.item() ...) of the nested "
-                       "train(epoch) unported and unmarked: 5 syncs per step"),
+                 known="not compiled, on purpose (NRN413 at the model's construction): its nn.LSTM has dropout=0.2 "
+                       "between 2 layers, which a compiled RNN never applies (torch 2.13 _rnn_helper), so the check "
+                       "finds nothing compiled"),
+    FolderSample("gnn", ("--path", "{data}/", "--dataset", "synth")),
     # mp.spawn starts its own world: one harness process (it sees --nproc devices) that spawns two ranks.
     FolderSample("ddp_spawn", ("--data", "{data}/regression.pt", "--world-size", "2"), nproc=2),
     FolderSample("ddp_device_id", ("--data", "{data}/digits.pt"), nproc=2),
-    FolderSample("fsdp2", ("--data", "{data}/tokens.npy", "--mixed-precision"), nproc=2,
-                 known="host-sync rules leave the per-step print(... loss.item() ... grad_norm.full_tensor().item()) "
-                       "under `if rank == 0:` unported and unmarked"),
+    FolderSample("fsdp2", ("--data", "{data}/tokens.npy", "--mixed-precision"), nproc=2),
     FolderSample("gpt2_tokens", ("--input-bin", "{data}/synth_train_*.bin", "--input-val-bin", "{data}/synth_val_*.bin",
                                  "--sequence-length", "32", "--total-batch-size", "256")),
 )

@@ -47,9 +47,14 @@ class Accumulators:
             wraps = self._reads(site, function, log_lines)
             if wraps is None:
                 continue
+            if not site.syncs:
+                continue  # already on the device: its reads are the script's (or were converted before)
             if site.target not in wrapped:
                 site.wraps = wraps
                 wrapped.add(site.target)
+        # An accumulator already on the device that is read in a way a log cannot convert is the
+        # script's own business: no marker, and not logged as a running mean.
+        self.sites[:] = [s for s in self.sites if not (s.kind == ACCUMULATE and not s.syncs and s.note)]
 
     def logs_reading_converted(self) -> list[Site]:
         """Per-step logging statements that read a converted accumulator: they must move too."""

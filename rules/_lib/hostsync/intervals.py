@@ -251,8 +251,16 @@ class Intervals:
         count = next((c for c in (f"{name}_steps", f"{name}_count", f"{name}_n") if c not in used), None)
         if count is None:
             return f"it logs {name}, reset {every}: log its mean over an interval"
-        site.mean = RunningMean(name, reset, init, count, reads)
+        site.mean = RunningMean(name, reset, init, count, [self._read_of(read) for read in reads])
         return None
+
+    def _read_of(self, name: cst.Name) -> cst.CSTNode:
+        """The read to divide: ``float(train_loss)`` when it is converted already, else the name."""
+        arg = self.scope.parent(name)
+        call = self.scope.parent(arg) if isinstance(arg, cst.Arg) else None
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "float" and len(call.args) == 1:
+            return call
+        return name
 
     def _reset_assign(self, statement: cst.CSTNode, name: str) -> bool:
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:

@@ -7,7 +7,8 @@
   inside ``torch.no_grad()``/``torch.inference_mode()`` or a function named like
   eval/validate/evaluate. A loop whose only steps are in nested loops (an epoch loop) is neither.
 - The step counter is the counter of an existing ``if X % Y == 0`` in the loop, else the loop's
-  ``enumerate`` index, else a name or attribute incremented by ``+= 1`` in the loop body.
+  ``enumerate`` index, else a name or attribute incremented by ``+= 1`` in the loop body outside
+  any ``if``, else the target of ``for epoch in range(...)``, else an increment under an ``if``.
 - The interval is Y of an existing ``if X % Y == 0`` only when Y is named like a logging interval
   or the branch logs and neither saves nor evaluates (a checkpoint or evaluation interval is
   another cadence: never reused),
@@ -167,18 +168,24 @@ class StepLoops:
                 if isinstance(first, cst.Name):
                     step_loop.counter = first.value
         if step_loop.counter is None:
-            for node in iter_nodes(scope.index, loop.body):
-                if (
-                    isinstance(node, cst.AugAssign)
-                    and isinstance(node.operator, cst.AddAssign)
-                    and isinstance(node.value, cst.Integer)
-                    and node.value.value == "1"
-                    and not scope.inside_nested_loop(node, loop.body)
-                ):
-                    text = dotted(node.target)
-                    if text:
-                        step_loop.counter = text
-                        break
+            increments = [
+                node
+                for node in iter_nodes(scope.index, loop.body)
+                if isinstance(node, cst.AugAssign)
+                and isinstance(node.operator, cst.AddAssign)
+                and isinstance(node.value, cst.Integer)
+                and node.value.value == "1"
+                and not scope.inside_nested_loop(node, loop.body)
+                and dotted(node.target)
+            ]
+            # An increment under an `if` (``bad_counter += 1`` in an else) counts something else:
+            # the loop's own range target comes before it.
+            unconditional = [n for n in increments if not self._conditional(n, loop.body)]
+            target = self._range_target(loop)
+            chosen = dotted(unconditional[0].target) if unconditional else target
+            if chosen is None and increments:
+                chosen = dotted(increments[0].target)  # type: ignore[union-attr]
+            step_loop.counter = chosen
         if step_loop.counter is None and isinstance(loop, cst.For):
             step_loop.counter = self._free_name(step_loop.function, ("step", "log_step", "porter_step"))
             step_loop.needs_enumerate = step_loop.counter is not None
@@ -186,6 +193,23 @@ class StepLoops:
         if step_loop.interval is None:
             step_loop.interval = CONSTANT
             step_loop.uses_constant = True
+
+    def _conditional(self, node: cst.CSTNode, body: cst.CSTNode) -> bool:
+        current = self.scope.parent(node)
+        while current is not None and current is not body:
+            if isinstance(current, cst.If):
+                return True
+            current = self.scope.parent(current)
+        return False
+
+    @staticmethod
+    def _range_target(loop: cst.For | cst.While) -> str | None:
+        """``epoch`` of ``for epoch in range(n)`` (step 1): it counts the iterations."""
+        if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name) or not isinstance(loop.iter, cst.Call):
+            return None
+        if dotted(loop.iter.func) != "range" or len(loop.iter.args) > 2 or any(a.keyword or a.star for a in loop.iter.args):
+            return None
+        return loop.target.value
 
     def _logging_branch(self, branch: cst.If, interval: str) -> bool:
         """``if step % log_every == 0: print(...)``: a logging cadence (not checkpoints, not evaluation)."""

@@ -69,7 +69,7 @@ class RunningMean:
     reset: cst.SimpleStatementLine  # `name = 0.0` after the log, moved into the interval branch
     init: cst.SimpleStatementLine  # `name = 0.0` before the loop: the step count starts next to it
     count: str  # the new step-count name
-    reads: list[cst.Name] = field(default_factory=list)  # reads of `name` in the log statement
+    reads: list[cst.CSTNode] = field(default_factory=list)  # reads of `name` (or `float(name)`) in the log
 
 
 @dataclass
@@ -101,3 +101,5 @@ class Site:
     kept: bool = False  # a log statement left per-step (see intervals.py): ``note`` says why
     # LOG: ``logs = {"loss": loss.item()}`` right before ``pbar.set_postfix(**logs)``: moves with it.
     carried: cst.SimpleStatementLine | None = None
+    # LOG in a function the loop calls (``train(epoch)``): the counter as that function names it.
+    counter: str | None = None

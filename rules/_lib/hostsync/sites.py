@@ -4,12 +4,16 @@ the rules do with it (accumulate on device, move under the interval, mark).
 A statement is *per-step* when a step loop of the same function encloses it and no enclosing
 ``if`` between them is an interval branch (``%``, or ``==`` against a non-string) or a one-shot
 branch (its body ends in ``break``/``return``/``raise``/``sys.exit``). Calls a per-step statement
-makes to a function or method of this file are followed one level deep.
+makes to a function or method of this file (also one nested in the loop's function) are followed
+one level deep: a log there moves under the interval when the loop passes its counter in
+(``train(epoch)``), a ``return`` of a sync the loop then tests (``losses.append(train(epoch))``,
+``if losses[-1] < best``) feeds control flow, any other sync is a residual.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import libcst as cst
 
@@ -34,8 +38,22 @@ from porter.rules._lib.hostsync.syntax import (
 )
 from porter.rules._lib.nodes import dotted, method_name
 
+# Tensor factories that build on the CPU unless given device= (reading their values is no device sync).
+_HOST_FACTORIES = (
+    "torch.randint", "torch.rand", "torch.randn", "torch.randperm", "torch.arange", "torch.zeros", "torch.ones",
+    "torch.tensor", "torch.empty", "torch.full", "torch.linspace", "torch.as_tensor", "torch.from_numpy",
+)
 # A test that turns on the user's own timing (the sync under it is what they asked for).
 _PROFILING_FLAG = re.compile(r"(?i)profil|timing|timer|benchmark")
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A call a per-step statement makes to a function of this file."""
+
+    callee: cst.FunctionDef
+    node: cst.Call
+    statement: cst.CSTNode  # the calling statement in the loop
 
 
 class SiteCollector:
@@ -113,35 +131,102 @@ class SiteCollector:
             if callee is None or id(callee) in self.followed:
                 continue
             self.followed.add(id(callee))
-            self._collect_callee(callee.body, step_loop, callee.name.value)
+            self._collect_callee(callee.body, step_loop, _Call(callee, node, statement))
 
-    def _collect_callee(self, body: cst.BaseSuite, step_loop: StepLoop, name: str) -> None:
+    def _collect_callee(self, body: cst.BaseSuite, step_loop: StepLoop, call: _Call) -> None:
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         for statement in statements:
-            self._collect_callee_statement(statement, step_loop, name)
+            self._collect_callee_statement(statement, step_loop, call)
 
-    def _collect_callee_statement(self, statement: cst.CSTNode, step_loop: StepLoop, name: str) -> None:
+    def _collect_callee_statement(self, statement: cst.CSTNode, step_loop: StepLoop, call: _Call) -> None:
+        name = call.callee.name.value
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
-                syncs = sync_calls(self.index, small, set())
-                if syncs:
-                    note = f"in {name}(), called {step_loop.every}"
-                    self.sites.append(Site(RESIDUAL, statement, small, step_loop, syncs=syncs, note=note))
+                syncs = [c for c in sync_calls(self.index, small, set()) if not self._on_host(c, call.callee)]
+                if not syncs:
+                    continue
+                counter = self._callee_counter(call, step_loop)
+                log = small.value if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) else None
+                if log is not None and len(statement.body) == 1 and counter is not None and self.scope.is_log_call(log):
+                    self.sites.append(Site(LOG, statement, small, step_loop, syncs=syncs, counter=counter))
+                    continue
+                test = self._returned_into_test(small, call, step_loop)
+                if test is not None:
+                    self.sites.append(Site(CONTROL, statement, small, step_loop, syncs=syncs, note=self.scope.code(test)))
+                    continue
+                note = f"in {name}(), called {step_loop.every}"
+                self.sites.append(Site(RESIDUAL, statement, small, step_loop, syncs=syncs, note=note))
         elif isinstance(statement, cst.If):
             if not is_interval_test(self.index, statement.test) and not ends_loop_or_function(statement.body, self.scope.rule):
-                self._collect_callee(statement.body, step_loop, name)
+                self._collect_callee(statement.body, step_loop, call)
             if isinstance(statement.orelse, cst.If):
-                self._collect_callee_statement(statement.orelse, step_loop, name)
+                self._collect_callee_statement(statement.orelse, step_loop, call)
             elif isinstance(statement.orelse, cst.Else):
-                self._collect_callee(statement.orelse.body, step_loop, name)
+                self._collect_callee(statement.orelse.body, step_loop, call)
         elif isinstance(statement, (cst.For, cst.While, cst.With, cst.Try)):
-            self._collect_callee(statement.body, step_loop, name)
+            self._collect_callee(statement.body, step_loop, call)
+
+    def _callee_counter(self, call: _Call, step_loop: StepLoop) -> str | None:
+        """The loop's step counter inside a function it calls: the parameter it is passed as
+        (``train(epoch)`` with ``def train(epoch)``), when the interval is visible there too (a
+        module constant, or a closure of the loop's function). None: the log cannot move there."""
+        counter, interval = step_loop.counter, step_loop.interval
+        if counter is None or interval is None or step_loop.needs_enumerate:
+            return None
+        params = [p.name.value for p in call.callee.params.params]
+        if "self" in params[:1] and isinstance(call.node.func, cst.Attribute):
+            params = params[1:]
+        found = None
+        for position, arg in enumerate(call.node.args):
+            if dotted(arg.value) != counter or arg.star:
+                continue
+            if arg.keyword is not None and arg.keyword.value in params:
+                found = arg.keyword.value
+            elif arg.keyword is None and position < len(params):
+                found = params[position]
+        if found is None:
+            return None
+        root = interval.split(".")[0]
+        nested = step_loop.function is not None and self.scope.function_of(call.callee) is step_loop.function
+        module_level = any(dotted(t.target) == root for s in self.scope.module.body if isinstance(s, cst.SimpleStatementLine)
+                           for a in s.body if isinstance(a, cst.Assign) for t in a.targets)
+        if step_loop.uses_constant or nested or module_level or root in params:
+            return found
+        return None
+
+    def _returned_into_test(self, small: cst.BaseSmallStatement, call: _Call, step_loop: StepLoop) -> cst.BaseExpression | None:
+        """``return loss_val.item()`` into ``losses.append(train(epoch))`` / ``v = train(epoch)``,
+        and the loop tests that name (``if losses[-1] < best``): the sync decides control flow."""
+        if not isinstance(small, cst.Return) or not isinstance(call.statement, cst.SimpleStatementLine):
+            return None
+        names: set[str] = set()
+        for outer in call.statement.body:
+            if isinstance(outer, cst.Assign) and outer.value is call.node:
+                names |= {t.target.value for t in outer.targets if isinstance(t.target, cst.Name)}
+            if isinstance(outer, cst.Expr) and isinstance(outer.value, cst.Call) and method_name(outer.value) == "append":
+                receiver = outer.value.func.value  # type: ignore[attr-defined]
+                if isinstance(receiver, cst.Name) and any(a.value is call.node for a in outer.value.args):
+                    names.add(receiver.value)
+        for node in iter_nodes(self.index, step_loop.node.body):
+            if isinstance(node, (cst.If, cst.While, cst.Assert)):
+                if any(isinstance(n, cst.Name) and n.value in names for n in iter_nodes(self.index, node.test)):
+                    return node.test
+        return None
 
     def _resolve(self, call: cst.Call, step_loop: StepLoop) -> cst.FunctionDef | None:
         """The function or method of this file a call runs: ``f()``, ``self.m()``, ``obj.m()``."""
         scope, func = self.scope, call.func
         if isinstance(func, cst.Name):
-            return scope.functions.get(func.value)
+            if func.value in scope.functions:
+                return scope.functions[func.value]
+            if step_loop.function is None:
+                return None
+            # def train(epoch) nested in the function that runs the loop
+            nested = [
+                n for n in iter_nodes(self.index, step_loop.function)
+                if isinstance(n, cst.FunctionDef) and n is not step_loop.function and n.name.value == func.value
+            ]
+            return nested[0] if len(nested) == 1 else None
         if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
             return None
         receiver, method = func.value.value, func.attr.value
@@ -262,6 +347,16 @@ class SiteCollector:
             target = small.target.value if isinstance(small.target, cst.Name) else None
             self.sites.append(Site(ACCUMULATE, line, small, step_loop, syncs=syncs, target=target))
             return
+        if (
+            isinstance(small, cst.AugAssign)
+            and isinstance(small.operator, cst.AddAssign)
+            and isinstance(small.target, cst.Name)
+            and _on_device(small.value)
+        ):
+            # ``running += loss.detach().float()``: an accumulator already kept on the device (NRN601's
+            # form, or the user's): no sync to convert, but its logs move like a converted one's.
+            self.sites.append(Site(ACCUMULATE, line, small, step_loop, target=small.target.value))
+            return
         if isinstance(small, cst.Assert):
             found = self._control_syncs(small.test, tensors)
             if found:
@@ -272,8 +367,33 @@ class SiteCollector:
             if test is not None:
                 self.sites.append(Site(CONTROL, line, small, step_loop, syncs=syncs, note=self.scope.code(test)))
                 return
+        function: cst.CSTNode = step_loop.function if step_loop.function is not None else step_loop.node
+        syncs = [c for c in syncs if not self._on_host(c, function)]
         if syncs:
             self.sites.append(Site(RESIDUAL, line, small, step_loop, syncs=syncs))
+
+    def _on_host(self, sync: cst.CSTNode, function: cst.CSTNode) -> bool:
+        """``starts.tolist()`` where ``starts = torch.randint(...)`` (no ``device=``) in the same
+        function: a CPU tensor, whose read waits for no device (unless the file sets a default device)."""
+        if not (isinstance(sync, cst.Call) and isinstance(sync.func, cst.Attribute) and isinstance(sync.func.value, cst.Name)):
+            return False
+        if "set_default_device" in self.scope.module.code:
+            return False
+        name = sync.func.value.value
+        values = [
+            node.value
+            for node in iter_nodes(self.index, function)
+            if isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and node.targets[0].target.value == name
+        ]
+        return bool(values) and all(
+            isinstance(v, cst.Call)
+            and self.scope.rule.matches(v.func, *_HOST_FACTORIES)
+            and not any(a.keyword is not None and a.keyword.value == "device" for a in v.args)
+            for v in values
+        )
 
     def _in_interval_else(self, statement: cst.CSTNode, step_loop: StepLoop) -> bool:
         scope = self.scope
@@ -299,3 +419,13 @@ class SiteCollector:
                     if isinstance(inner, cst.Name) and inner.value in names:
                         return node.test
         return None
+
+
+def _on_device(value: cst.BaseExpression) -> bool:
+    """``loss.detach().float()``, ``avg.detach().float() / accum_steps``: a detached device value
+    (as NRN601 writes it) as the accumulated term, outside any call but its own conversions."""
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Divide, cst.Multiply)):
+        return _on_device(value.left) and not isinstance(value.right, cst.Call)
+    if isinstance(value, cst.Call) and method_name(value) == "float" and not value.args:
+        value = value.func.value  # type: ignore[attr-defined]
+    return isinstance(value, cst.Call) and method_name(value) == "detach" and not value.args

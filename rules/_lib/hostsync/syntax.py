@@ -7,6 +7,7 @@ by a rule (not in the original tree) falls back to ``node.children`` inside the 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import libcst as cst
@@ -43,6 +44,7 @@ def _is_string(node: cst.CSTNode) -> bool:
 def is_interval_test(index: TreeIndex, test: cst.BaseExpression) -> bool:
     """``step % N == 0``, ``i == len(loader) - 1``: a branch that does not run every step.
 
+    A rank test (``rank == 0``) picks a process, not a step: not an interval.
     An ``==`` against a string (``device == "cuda"``) is a device or mode test, not an interval:
     the device rules port it (to ``!= "cpu"`` in accelerator style), so it must not decide
     whether the branch is per-step (a second pass would see it differently).
@@ -51,10 +53,23 @@ def is_interval_test(index: TreeIndex, test: cst.BaseExpression) -> bool:
         if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
             if not _is_string(node.left):
                 return True
-        if isinstance(node, cst.Comparison):
+        if isinstance(node, cst.Comparison) and not _rank_test(node):
             for target in node.comparisons:
                 if isinstance(target.operator, cst.Equal) and not _is_string(target.comparator) and not _is_string(node.left):
                     return True
+    return False
+
+
+# ``rank == 0``, ``args.local_rank == 0``, ``dist.get_rank() == 0``: which process, not which step.
+_RANK = re.compile(r"(?i)((^|[._])(local_|global_|world_)?rank|process_index|get_rank)$")
+
+
+def _rank_test(node: cst.Comparison) -> bool:
+    """A comparison of a process rank: its branch runs on one process every step, not every N steps."""
+    for side in (node.left, *(t.comparator for t in node.comparisons)):
+        target = side.func if isinstance(side, cst.Call) else side
+        if _RANK.search(dotted(target) or ""):
+            return True
     return False
 
 
