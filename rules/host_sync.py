@@ -506,7 +506,8 @@ class HostSyncControlFlow(Rule):
         ``.backward()``/``.item()``/``.detach()``, names like ``loss`` assigned from a call); a tensor
         under another name tested with ``if t > 0`` is missed. Syncs inside an interval branch
         (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked,
-        nor reads of a tensor the same function builds on the CPU (``starts = torch.randint(...)``
+        nor those after an early exit taken off the interval (``if not should_log: return`` with
+        ``should_log = step % N == 0``, ``if step % N != 0: continue``), nor reads of a tensor the same function builds on the CPU (``starts = torch.randint(...)``
         with no ``device=``, no ``set_default_device`` in the file): they wait for no device.
     """
 

@@ -34,6 +34,7 @@ from porter.rules._lib.hostsync.syntax import (
     formatted_tensors,
     is_interval_test,
     iter_nodes,
+    skips_off_interval,
     sync_calls,
 )
 from porter.rules._lib.nodes import dotted, method_name
@@ -84,6 +85,8 @@ class SiteCollector:
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         for statement in statements:
             self._collect_statement(statement, step_loop)
+            if skips_off_interval(self.index, statement):
+                return  # what follows runs only on interval steps
 
     def _collect_statement(self, statement: cst.CSTNode, step_loop: StepLoop) -> None:
         if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
@@ -137,6 +140,8 @@ class SiteCollector:
         statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
         for statement in statements:
             self._collect_callee_statement(statement, step_loop, call)
+            if skips_off_interval(self.index, statement):
+                return  # ``if not should_log: return``: the rest runs only on interval steps
 
     def _collect_callee_statement(self, statement: cst.CSTNode, step_loop: StepLoop, call: _Call) -> None:
         name = call.callee.name.value

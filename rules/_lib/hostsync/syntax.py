@@ -60,6 +60,49 @@ def is_interval_test(index: TreeIndex, test: cst.BaseExpression) -> bool:
     return False
 
 
+def skips_off_interval(index: TreeIndex, statement: cst.CSTNode) -> bool:
+    """``if not should_log: return`` / ``if step % N != 0: continue``: an early exit taken on every
+    step but the interval's, so the statements after it in the block run only on interval steps.
+    ``should_log`` counts when each assignment to it in the enclosing function is an interval test."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None or not _exits(statement.body):
+        return False
+    test = statement.test
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        if isinstance(inner, cst.Name):
+            values = _assigned_values(index, statement, inner.value)
+            return bool(values) and all(is_interval_test(index, value) for value in values)
+        return is_interval_test(index, inner)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.NotEqual):
+        left = test.left
+        return isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo) and not _is_string(left.left)
+    return False
+
+
+def _exits(body: cst.BaseSuite) -> bool:
+    """The block is only ``return`` (with no value or a constant) or ``continue``."""
+    statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    if len(statements) != 1 or not isinstance(statements[0], (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return False
+    small = statements[0].body
+    return len(small) == 1 and (isinstance(small[0], cst.Continue) or (isinstance(small[0], cst.Return) and small[0].value is None))
+
+
+def _assigned_values(index: TreeIndex, statement: cst.CSTNode, name: str) -> list[cst.BaseExpression]:
+    """The values assigned to ``name`` in the function (or module) that holds ``statement``."""
+    scope: cst.CSTNode | None = statement
+    while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+        scope = index.parents.get(scope)
+    if scope is None:
+        return []
+    return [
+        node.value
+        for node in iter_nodes(index, scope)
+        if isinstance(node, cst.Assign)
+        and any(isinstance(target.target, cst.Name) and target.target.value == name for target in node.targets)
+    ]
+
+
 # ``rank == 0``, ``args.local_rank == 0``, ``dist.get_rank() == 0``: which process, not which step.
 _RANK = re.compile(r"(?i)((^|[._])(local_|global_|world_)?rank|process_index|get_rank)$")
 
