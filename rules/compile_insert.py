@@ -366,7 +366,7 @@ class CompileInsert(Rule):
         for value in list(values):
             for n in cast("list[cst.Name]", m.findall(value, m.Name())):
                 values.extend(assigned.get(n.value, ()) if n.value != loss.value else ())
-        defined = {s.name.value for s in m.findall(module, m.FunctionDef() | m.ClassDef())}  # type: ignore[union-attr]
+        defined = {s.name.value for s in cast("list[cst.FunctionDef | cst.ClassDef]", m.findall(module, m.FunctionDef() | m.ClassDef()))}
         for value in values:
             for c in cast("list[cst.Call]", m.findall(value, m.Call())):
                 if not isinstance(c.func, cst.Name) or c.func.value in defined or self._imported(c.func):
@@ -831,7 +831,7 @@ class CompileInsert(Rule):
                 inner = c.func
                 by_name = isinstance(inner, cst.Call) and dotted(inner.func) == "getattr" and bool(inner.args)
                 if not self.qualified(c.func).isdisjoint(_RNN_MODULES) or (
-                    by_name and "torch.nn" in self.qualified(inner.args[0].value)  # type: ignore[union-attr]
+                    by_name and isinstance(inner, cst.Call) and "torch.nn" in self.qualified(inner.args[0].value)
                 ):
                     found.append(c)
         return found
