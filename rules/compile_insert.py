@@ -193,7 +193,7 @@ class CompileInsert(Rule):
     name: ClassVar[str] = "compile-insert"
     summary: ClassVar[str] = 'scripts with no compile: insert model.compile(backend="neuron", dynamic=False) after the model is placed'
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers")
+    triggers: ClassVar[tuple[str, ...]] = ("parameters()", "create_optimizer", "configure_optimizers", ".backward(")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN412": "model is a torch.nn module itself (nn.Sequential): in-place compile compiles nothing; review marker",
         "NRN413": "model not compiled in place: it also runs with varying shapes (generate), an FSDP1 wrap without use_orig_params, or an RNN with dropout between layers (review marker)",
