@@ -149,13 +149,6 @@ COMPOSE_KNOWN: dict[str, str] = {
     # NRN603 (host sync) finds no loop to interval-log once earlier rules rewrote it.
     "_hostsync/alias_running_mean": "host-sync interval",
     "_hostsync/running_mean": "host-sync interval",
-    # The HF async-load line is inserted after the imports at once, before "import transformers"
-    # when the imports were added by an earlier rule.
-    "optimum-neuron/bound_name": "HF_DEACTIVATE_ASYNC_LOAD placement",
-    "_hf/accelerate_loop": "import placed after code",
-    "optimum-neuron/alias_imports": "import placed after code",
-    "optimum-neuron/basic": "import placed after code",
-    "optimum-neuron/parallel": "import placed after code",
 }
 
 
@@ -204,7 +197,9 @@ def _normalised(text: str) -> tuple[str, list[str]]:
 def _sequence(data: bytes, case_id: str, options: Options, in_port: bool) -> bytes:
     # The port context (context-only rules act only in a ported file) is the all-at-once one:
     # rule by rule, a context-only rule that runs before the porting rules would otherwise drop.
-    options = replace(options, repo_in_port=in_port)
+    # all_files gives that context and nothing else (repo_in_port also means "a repository port",
+    # where NRN821 acts only in entry scripts).
+    options = replace(options, all_files=options.all_files or in_port)
     for rule in all_rules():
         result = port_source(data, case_id, options, rules=[rule])
         assert not (isinstance(result, Failure) and result.kind == "internal"), result
