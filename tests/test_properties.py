@@ -134,18 +134,6 @@ _LINE_REF = re.compile(r"\bline \d+\b")
 
 # Remaining differences, each with why (a fixed case must leave the list: the stale check).
 COMPOSE_KNOWN: dict[str, str] = {
-    # NRN201 (autocast) writes a CPU fallback for a "cuda" it sees; after NRN101 ported the
-    # literal first it sees an explicit "neuron" and keeps it. Precision rules' call.
-    "_corpus/autocast_default_param": "autocast fallback",
-    "_mixed-precision/bf16_everywhere_fused": "autocast fallback",
-    "_mixed-precision/fp16_option_scaler_fused": "autocast fallback",
-    "autocast-bf16/accelerator_style": "autocast fallback",
-    "autocast-bf16/alias_imports": "autocast fallback",
-    "autocast-bf16/basic": "autocast fallback",
-    # NRN205/fp16 rules recognise torch.cuda.is_bf16_supported() but not the torch.neuron one
-    # NRN103 wrote before them: float16 is kept with a marker in sequence.
-    "_mixed-precision/gpt_style": "is_bf16_supported after NRN103",
-    "fp16-to-bf16/basic": "is_bf16_supported after NRN103",
     # NRN603 (host sync) finds no loop to interval-log once earlier rules rewrote it.
     "_hostsync/alias_running_mean": "host-sync interval",
     "_hostsync/running_mean": "host-sync interval",
