@@ -12,6 +12,7 @@ from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.device import cuda_string, device_named
 from porter.rules._lib.nodes import dotted, method_name, string_value
+from porter.rules._lib.tree import child_index
 
 _FLOAT64 = ("torch.float64", "torch.double")
 _DEVICE_METHODS = frozenset({"cuda", "neuron"})
@@ -50,7 +51,10 @@ class Float64OnDevice(Rule):
         Review: values are float32 (about 7 significant digits). Sums of large counts
         (> 2**24) lose exactness: keep those on the CPU. "Reaches the device" is decided in the
         expression itself (a ``device=`` keyword, a ``.to(<device>)``/``.cuda()`` in the same
-        chain); a float64 tensor moved on a later line gets only the marker.
+        chain); a float64 tensor moved on a later line gets only the marker. A device is a CUDA
+        or Neuron string, a device-named value, ``torch.device(...)``, or an expression built on
+        ``torch.accelerator.current_accelerator()`` (the ``--style accelerator`` port of
+        ``"cuda"``, so one pass and the rules one by one agree).
     """
 
     code: ClassVar[str] = "NRN721"
@@ -68,6 +72,14 @@ class Float64OnDevice(Rule):
     def _device_expr(self, node: cst.BaseExpression) -> bool:
         return cuda_string(node) or bool(_NEURON.match(string_value(node) or "")) or device_named(node) or (
             isinstance(node, cst.Call) and self.matches(node.func, "torch.device")
+        ) or self._accelerator_device(node)
+
+    def _accelerator_device(self, node: cst.BaseExpression) -> bool:
+        """The device as ``--style accelerator`` writes it (NRN101/NRN102): an expression built
+        on ``torch.accelerator.current_accelerator()`` (``.type``, ``f"{...type}:{rank}"``)."""
+        return any(
+            isinstance(inner, cst.Call) and self.matches(inner.func, "torch.accelerator.current_accelerator")
+            for inner in child_index(self).walk(node)
         )
 
     def _moves_to_device(self, call: cst.Call) -> bool:

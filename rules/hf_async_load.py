@@ -66,6 +66,39 @@ def _leading_imports(module: cst.Module) -> tuple[int, int]:
     return start, end
 
 
+def _literal(node: cst.BaseExpression) -> bool:
+    """A literal value (numbers, strings, True/False/None, and containers of them)."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in {"True", "False", "None"}
+    if isinstance(node, cst.UnaryOperation):
+        return _literal(node.expression)
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and _literal(e.value) for e in node.elements)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _literal(e.key) and _literal(e.value) for e in node.elements)
+    return False
+
+
+def _constant(statement: cst.CSTNode) -> bool:
+    """``NAME = <literal>`` (one or more names): it runs nothing, so it loads no weights."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    return all(
+        (isinstance(small, cst.Assign) and all(_names(target.target) for target in small.targets) and _literal(small.value))
+        or (isinstance(small, cst.AnnAssign) and _names(small.target) and small.value is not None and _literal(small.value))
+        for small in statement.body
+    )
+
+
+def _names(target: cst.BaseExpression) -> bool:
+    """``x`` or ``x, y`` (plain names: assigning them runs no user code)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(isinstance(e, cst.Element) and _names(e.value) for e in target.elements)
+    return isinstance(target, cst.Name)
+
+
 def _docstring(statement: cst.CSTNode) -> bool:
     return (
         isinstance(statement, cst.SimpleStatementLine)
@@ -92,9 +125,10 @@ class HfAsyncLoad(Rule):
         In a file that is being ported and imports ``transformers`` (or ``trl``/``peft``/
         ``optimum``, which import it) at module level, inserts
         ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` right after the file's
-        leading imports (the import lines after its docstring), once, with ``import os`` in
-        front of it unless that block imports ``os``; a file that starts with code (a ``try``
-        around its imports) gets the line first. Nothing is inserted when the file already
+        leading imports (the import lines after its docstring) and the literal constants that
+        follow them (``BATCH = 8``: they run nothing), once, with ``import os`` in front of it
+        unless those imports include ``os``; a file that starts with code (a ``try`` around its
+        imports) gets the line first. Nothing is inserted when the file already
         names ``HF_DEACTIVATE_ASYNC_LOAD`` or when ``Options.hf_async_load_env`` is False
         (``hf_async_load_env = false`` in ``[tool.porter]``).
 
@@ -152,12 +186,16 @@ class HfAsyncLoad(Rule):
         if not any(_imports_hf(statement) for statement in node.body):
             return
         start, end = _leading_imports(node)
-        block = node.body[start:end]
-        lines = [] if any(_imports_os(statement) for statement in block) else [cst.parse_statement("import os\n")]
+        lines = [] if any(_imports_os(statement) for statement in node.body[start:end]) else [cst.parse_statement("import os\n")]
         lines.append(cst.parse_statement(f'os.environ.setdefault("{ENV_NAME}", "1")\n'))
         message = f"{ENV_NAME}=1 set before Transformers loads weights (sequential weight loading)"
-        if block:
-            self.insert_after(block[-1], lines, message)
-        else:  # the file starts with code (a try/if around its imports): the line goes first
+        # Past the literal constants after the imports too: a constant another rule adds there
+        # (NRN603's LOG_INTERVAL) then stays above the line in one pass and rule by rule alike.
+        at = end
+        while at < len(node.body) and _constant(node.body[at]):
+            at += 1
+        if at < len(node.body):
             # The statement's own comment lines stay with it; the new lines go right above them.
-            self.insert_before(node.body[start], lines, message)
+            self.insert_before(node.body[at], lines, message)
+        else:
+            self.insert_after(node.body[at - 1], lines, message)

@@ -177,8 +177,8 @@ def autocast_ports_device(rule: Rule, node: cst.BaseExpression) -> bool:
     parent = rule.parent(node)
     if isinstance(parent, cst.Param) and parent.default is node:
         function = next((a for a in rule.ancestors(parent) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
-        if function is None:
-            return False
+        if function is None or not any(parent is p for p in (*function.params.params, *function.params.kwonly_params)):
+            return False  # NRN201 follows positional-or-keyword and keyword-only parameters
         for inner in child_index(rule).walk(function.body):
             if isinstance(inner, cst.Call) and rule.matches(inner.func, *AUTOCAST):
                 device = autocast_args(inner.args, False).device
