@@ -87,8 +87,8 @@ class AutocastBf16(Rule):
     Safety:
         Safe: bfloat16 has float32's range, so it never overflows where float16 did; precision
         differs (fewer mantissa bits), which AMP's fp32 cast lists absorb. A variable device type
-        is taken to be the accelerator only in files that mention ``cuda`` or ``neuron`` (CPU-only
-        files are left alone); on an ``mps`` device the added bfloat16 needs macOS 14+. A
+        is taken to be the accelerator only in files that mention ``cuda``, ``neuron`` or
+        ``current_accelerator`` (CPU-only files are left alone); on an ``mps`` device the added bfloat16 needs macOS 14+. A
         ``dtype=`` name is kept when every value the file assigns it is a dtype written in the
         file (a literal, a choice between literals, a ``{...}[name]`` lookup, ``getattr(torch,
         "...")``): the fp16 rule NRN203 ports those values, or keeps a user's fp16 choice. A name
@@ -111,7 +111,8 @@ class AutocastBf16(Rule):
         # already mentions neuron); a device-generic autocast in library code is left alone.
         # torch-xla's autocast("xla") too: the XLA rule makes it "neuron" in the same pass, and its
         # float16 must become bfloat16 in that pass (one pass is a fixed point).
-        return "cuda" in text or ("autocast" in text and ("neuron" in text or "xla" in text))
+        # current_accelerator: a file NRN101 already ported in --style accelerator.
+        return "cuda" in text or ("autocast" in text and ("neuron" in text or "xla" in text or "current_accelerator" in text))
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN202": "autocast whose dtype or arguments cannot be ported safely: review marker",
     }

@@ -231,8 +231,10 @@ def _resolved(node: cst.BaseExpression, qualify: Qualify, bound: Bindings, depth
 
 
 def file_mentions_accelerator(text: str) -> bool:
-    """A variable device type in autocast is taken to be the CUDA/Neuron device only in such files."""
-    return "cuda" in text or "neuron" in text
+    """A variable device type in autocast is taken to be the CUDA/Neuron device only in such files
+    (``current_accelerator``: the device as ``--style accelerator`` ports "cuda", so a file the
+    device rules ported first still counts)."""
+    return "cuda" in text or "neuron" in text or "current_accelerator" in text
 
 
 # ----------------------------------------------------------------------------- the inventory
