@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.hostsync.model import CONSTANT
 from porter.rules._lib.nodes import dotted
 
 ENV_NAME = "HF_DEACTIVATE_ASYNC_LOAD"
@@ -66,37 +67,16 @@ def _leading_imports(module: cst.Module) -> tuple[int, int]:
     return start, end
 
 
-def _literal(node: cst.BaseExpression) -> bool:
-    """A literal value (numbers, strings, True/False/None, and containers of them)."""
-    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)):
-        return True
-    if isinstance(node, cst.Name):
-        return node.value in {"True", "False", "None"}
-    if isinstance(node, cst.UnaryOperation):
-        return _literal(node.expression)
-    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
-        return all(isinstance(e, cst.Element) and _literal(e.value) for e in node.elements)
-    if isinstance(node, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and _literal(e.key) and _literal(e.value) for e in node.elements)
-    return False
-
-
-def _constant(statement: cst.CSTNode) -> bool:
-    """``NAME = <literal>`` (one or more names): it runs nothing, so it loads no weights."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    return all(
-        (isinstance(small, cst.Assign) and all(_names(target.target) for target in small.targets) and _literal(small.value))
-        or (isinstance(small, cst.AnnAssign) and _names(small.target) and small.value is not None and _literal(small.value))
-        for small in statement.body
+def _interval_constant(statement: cst.CSTNode) -> bool:
+    """``LOG_INTERVAL = <int>``: the module constant NRN603 adds right after the imports."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == CONSTANT
+        and isinstance(small.value, cst.Integer)
     )
-
-
-def _names(target: cst.BaseExpression) -> bool:
-    """``x`` or ``x, y`` (plain names: assigning them runs no user code)."""
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and _names(e.value) for e in target.elements)
-    return isinstance(target, cst.Name)
 
 
 def _docstring(statement: cst.CSTNode) -> bool:
@@ -125,10 +105,10 @@ class HfAsyncLoad(Rule):
         In a file that is being ported and imports ``transformers`` (or ``trl``/``peft``/
         ``optimum``, which import it) at module level, inserts
         ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` right after the file's
-        leading imports (the import lines after its docstring) and the literal constants that
-        follow them (``BATCH = 8``: they run nothing), once, with ``import os`` in front of it
-        unless those imports include ``os``; a file that starts with code (a ``try`` around its
-        imports) gets the line first. Nothing is inserted when the file already
+        leading imports (the import lines after its docstring; after the ``LOG_INTERVAL``
+        constant NRN603 adds there), once, with ``import os`` in front of it unless those
+        imports include ``os``; a file that starts with code (a ``try`` around its imports)
+        gets the line first. Nothing is inserted when the file already
         names ``HF_DEACTIVATE_ASYNC_LOAD`` or when ``Options.hf_async_load_env`` is False
         (``hf_async_load_env = false`` in ``[tool.porter]``).
 
@@ -189,10 +169,10 @@ class HfAsyncLoad(Rule):
         lines = [] if any(_imports_os(statement) for statement in node.body[start:end]) else [cst.parse_statement("import os\n")]
         lines.append(cst.parse_statement(f'os.environ.setdefault("{ENV_NAME}", "1")\n'))
         message = f"{ENV_NAME}=1 set before Transformers loads weights (sequential weight loading)"
-        # Past the literal constants after the imports too: a constant another rule adds there
-        # (NRN603's LOG_INTERVAL) then stays above the line in one pass and rule by rule alike.
+        # Past NRN603's LOG_INTERVAL too: that rule adds it right after the imports as well, so
+        # it stays above this line in one pass and with the rules applied one by one alike.
         at = end
-        while at < len(node.body) and _constant(node.body[at]):
+        while at < len(node.body) and _interval_constant(node.body[at]):
             at += 1
         if at < len(node.body):
             # The statement's own comment lines stay with it; the new lines go right above them.
