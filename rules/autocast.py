@@ -21,6 +21,7 @@ from porter.rules._lib.precision import (
     as_keyword,
     autocast_args,
     bound_names,
+    built_at_import,
     device_kind,
     dtype_kind,
     file_mentions_accelerator,
@@ -56,7 +57,9 @@ class AutocastBf16(Rule):
         ``"neuron" if torch.accelerator.is_available() else "cpu"``: ``torch.autocast("neuron")``
         raises on a torch without torch-neuronx, where ``"cuda"`` only warned. A ``"cuda"``
         parameter default that is the autocast's device (``def autocast(enabled, device="cuda")``)
-        gets the same fallback. ``torch.autocast("xla", dtype=torch.float16)`` gets bfloat16 in the
+        gets the same fallback. Those two device strings are this rule's alone (NRN101 leaves them:
+        ``autocast_ports_device`` in ``rules/_lib/precision.py``), so the fallback is the same in one
+        pass and with the rules applied one by one. ``torch.autocast("xla", dtype=torch.float16)`` gets bfloat16 in the
         pass where the XLA rule (NRN314) makes its device ``"neuron"``.
         NRN202 marks an autocast whose dtype comes from outside the file (``dtype=args.amp_dtype``)
         or whose arguments cannot be mapped (``**kwargs``). A dtype variable this file assigns
@@ -84,8 +87,8 @@ class AutocastBf16(Rule):
     Safety:
         Safe: bfloat16 has float32's range, so it never overflows where float16 did; precision
         differs (fewer mantissa bits), which AMP's fp32 cast lists absorb. A variable device type
-        is taken to be the accelerator only in files that mention ``cuda`` or ``neuron`` (CPU-only
-        files are left alone); on an ``mps`` device the added bfloat16 needs macOS 14+. A
+        is taken to be the accelerator only in files that mention ``cuda``, ``neuron`` or
+        ``current_accelerator`` (CPU-only files are left alone); on an ``mps`` device the added bfloat16 needs macOS 14+. A
         ``dtype=`` name is kept when every value the file assigns it is a dtype written in the
         file (a literal, a choice between literals, a ``{...}[name]`` lookup, ``getattr(torch,
         "...")``): the fp16 rule NRN203 ports those values, or keeps a user's fp16 choice. A name
@@ -108,7 +111,8 @@ class AutocastBf16(Rule):
         # already mentions neuron); a device-generic autocast in library code is left alone.
         # torch-xla's autocast("xla") too: the XLA rule makes it "neuron" in the same pass, and its
         # float16 must become bfloat16 in that pass (one pass is a fixed point).
-        return "cuda" in text or ("autocast" in text and ("neuron" in text or "xla" in text))
+        # current_accelerator: a file NRN101 already ported in --style accelerator.
+        return "cuda" in text or ("autocast" in text and ("neuron" in text or "xla" in text or "current_accelerator" in text))
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN202": "autocast whose dtype or arguments cannot be ported safely: review marker",
     }
@@ -162,7 +166,7 @@ class AutocastBf16(Rule):
             return
         # Built at import time (a decorator, a module-level object or with): "neuron" would raise
         # there on a torch without torch-neuronx, so the device keeps a CPU fallback.
-        import_time = new_device and skip == 0 and self._import_time(call)
+        import_time = new_device and skip == 0 and built_at_import(self, call)
         alias = self._torch or "torch"
         imports = () if self._torch else (ImportSpec("torch"),)
         func = call.args[0].value if skip else call.func
@@ -209,15 +213,6 @@ class AutocastBf16(Rule):
         if import_time:
             return cst.parse_expression(f"{device} if {alias}.accelerator.is_available() else {quote}cpu{quote}")
         return cst.parse_expression(device)
-
-    def _import_time(self, node: cst.CSTNode) -> bool:
-        """Whether ``node`` runs when the module is imported (not inside a function body)."""
-        child = node
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)) and child is ancestor.body:
-                return False
-            child = ancestor
-        return True
 
     def _default_fallback(self, call: cst.Call, device: cst.BaseExpression | None) -> None:
         """``def autocast(enabled, device="cuda"): return torch.amp.autocast(device, ...)``: the

@@ -33,7 +33,7 @@ from porter.rules._lib.device import (
 )
 from porter.rules._lib.integers import NoneNames
 from porter.rules._lib.nodes import method_name, string_value
-from porter.rules._lib.precision import ScalerStays
+from porter.rules._lib.precision import ScalerStays, autocast_ports_device
 from porter.rules._lib.tree import child_index
 
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
@@ -107,7 +107,9 @@ class DeviceStrings(Rule):
         gets ``and torch.accelerator.is_available()`` in its test: on a CPU-only torch CUDA's
         autocast only disabled itself, an autocast of ``"neuron"`` raises without torch-neuronx,
         so the import would fail; with the guard it gets ``"cpu"`` there and is unchanged
-        wherever an accelerator is present.
+        wherever an accelerator is present. The device string of an autocast built at import
+        time, and a ``"cuda"`` default of a parameter an autocast takes as its device, are left
+        to NRN201, which ports them in the same pass with that fallback.
         A device-type test whose CUDA branch holds CUDA-only code (``torch.cuda`` names with no
         Neuron counterpart, Triton/Inductor, ``channels_last``, ``DataParallel``, CUDA/NCCL
         environment variables, the CUDA-only libraries: ``rules/_lib/branches.py``) is kept with its
@@ -280,6 +282,8 @@ class DeviceStrings(Rule):
             return
         if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
             return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)
+        if autocast_ports_device(self, node):
+            return  # NRN201 ports it with the CPU fallback an import-time autocast needs
         if self._user_alias(node):
             self.mark(node, 'the user\'s "gpu" device name is translated to CUDA here: kept (an explicit choice); on Neuron the user passes "neuron"')
             return

@@ -54,7 +54,10 @@ class Float64OnDevice(Rule):
         chain); a float64 tensor moved on a later line gets only the marker. A model's
         ``.double()`` that goes to the device stays float64 with an NRN722 marker when its
         function also makes float64 values this rule leaves (``dtype = torch.float64``, a host
-        ``.double()``): a float32 model fed float64 data fails at its first matmul.
+        ``.double()``): a float32 model fed float64 data fails at its first matmul. A device is a
+        CUDA or Neuron string, a device-named value, ``torch.device(...)``, or an expression built
+        on ``torch.accelerator.current_accelerator()`` (the ``--style accelerator`` port of
+        ``"cuda"``, so one pass and the rules one by one agree).
     """
 
     code: ClassVar[str] = "NRN721"
@@ -72,6 +75,14 @@ class Float64OnDevice(Rule):
     def _device_expr(self, node: cst.BaseExpression) -> bool:
         return cuda_string(node) or bool(_NEURON.match(string_value(node) or "")) or device_named(node) or (
             isinstance(node, cst.Call) and self.matches(node.func, "torch.device")
+        ) or self._accelerator_device(node)
+
+    def _accelerator_device(self, node: cst.BaseExpression) -> bool:
+        """The device as ``--style accelerator`` writes it (NRN101/NRN102): an expression built
+        on ``torch.accelerator.current_accelerator()`` (``.type``, ``f"{...type}:{rank}"``)."""
+        return any(
+            isinstance(inner, cst.Call) and self.matches(inner.func, "torch.accelerator.current_accelerator")
+            for inner in child_index(self).walk(node)
         )
 
     def _moves_to_device(self, call: cst.Call) -> bool:

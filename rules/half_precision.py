@@ -44,7 +44,10 @@ class HalfToBf16(Rule):
         ``dtype=torch.float16``, get ``dtype=torch.bfloat16``. A choice between the two made only by
         CUDA capability probes collapses to bfloat16 (on Neuron bfloat16 is always supported):
         nanoGPT's ``'bfloat16' if torch.cuda.is_available() and torch.cuda.is_bf16_supported()
-        else 'float16'`` becomes ``'bfloat16'``. A choice the user makes is kept as written with an
+        else 'float16'`` becomes ``'bfloat16'``, and so does the same choice in the form NRN103
+        ports the probes to (``torch.accelerator.is_available() and
+        torch.neuron.is_bf16_supported()``, or ``torch.get_device_module().is_bf16_supported()``
+        with ``--style accelerator``), so one pass and the rules one by one agree. A choice the user makes is kept as written with an
         NRN208 marker, every call and branch included: ``torch.float16 if args.amp_dtype ==
         "float16" else torch.bfloat16``, ``torch.float16 if infer_device() == "mps" else ...``, and
         float16 in an ``if``/``elif`` branch whose test names a precision (``elif
@@ -94,7 +97,8 @@ class HalfToBf16(Rule):
         are not changed — the GradScaler rule keeps the scaler and says why (NRN206); float16
         saved through a helper of another module (``export(model.half())``) becomes bfloat16.
         Choice heuristic: a test is the port's only when it is made of CUDA capability probes
-        (``is_available``, ``is_bf16_supported``, ``get_device_capability``); a tensor dtype check
+        (``is_available``, ``is_bf16_supported``, ``get_device_capability``, and their
+        ``torch.neuron``/``torch.accelerator``/``torch.get_device_module()`` ports); a tensor dtype check
         (``x.dtype == torch.float16``) selects, so its branch is ported; any other test naming a
         precision (``fp16``/``bf16``/``half``/``precision``/``dtype`` in its text) is the user's.
     """

@@ -1,4 +1,4 @@
-"""NRN821: ``HF_DEACTIVATE_ASYNC_LOAD=1`` set before Transformers is imported."""
+"""NRN821: ``HF_DEACTIVATE_ASYNC_LOAD=1`` set after the leading imports, before any weights load."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.hostsync.model import CONSTANT
 from porter.rules._lib.nodes import dotted
 
 ENV_NAME = "HF_DEACTIVATE_ASYNC_LOAD"
@@ -45,6 +46,48 @@ def _imports_os(statement: cst.CSTNode) -> bool:
     return False
 
 
+def _import_line(statement: cst.CSTNode) -> bool:
+    """A line holding one import and nothing else (what the engine's import block is made of)."""
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))
+    )
+
+
+def _leading_imports(module: cst.Module) -> tuple[int, int]:
+    """(start, end) of the module's leading import block: the import lines right after its
+    docstring. The engine adds the imports a port needs at the end of this block (libcst's
+    AddImportsVisitor), so code placed after it runs after every import, old or added."""
+    body = module.body
+    start = 1 if body and _docstring(body[0]) else 0
+    end = start
+    while end < len(body) and _import_line(body[end]):
+        end += 1
+    return start, end
+
+
+def _interval_constant(statement: cst.CSTNode) -> bool:
+    """``LOG_INTERVAL = <int>``: the module constant NRN603 adds right after the imports."""
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.targets[0].target, cst.Name)
+        and small.targets[0].target.value == CONSTANT
+        and isinstance(small.value, cst.Integer)
+    )
+
+
+def _docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString)
+    )
+
+
 def _entry_point(module: cst.Module) -> bool:
     """The module runs as a script: a top-level ``if __name__ == "__main__":``."""
     for statement in module.body:
@@ -56,16 +99,18 @@ def _entry_point(module: cst.Module) -> bool:
 
 
 class HfAsyncLoad(Rule):
-    """Switch off Transformers' asynchronous weight loading before Transformers is imported.
+    """Switch off Transformers' asynchronous weight loading before any weights are loaded.
 
     What it does:
         In a file that is being ported and imports ``transformers`` (or ``trl``/``peft``/
         ``optimum``, which import it) at module level, inserts
-        ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` right before the first such
-        import, once, with ``import os`` in front of it unless ``os`` is already imported above.
-        Nothing is inserted when the file already names ``HF_DEACTIVATE_ASYNC_LOAD`` or when
-        ``Options.hf_async_load_env`` is False (``hf_async_load_env = false`` in
-        ``[tool.porter]``).
+        ``os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")`` right after the file's
+        leading imports (the import lines after its docstring; after the ``LOG_INTERVAL``
+        constant NRN603 adds there), once, with ``import os`` in front of it unless those
+        imports include ``os``; a file that starts with code (a ``try`` around its imports)
+        gets the line first. Nothing is inserted when the file already
+        names ``HF_DEACTIVATE_ASYNC_LOAD`` or when ``Options.hf_async_load_env`` is False
+        (``hf_async_load_env = false`` in ``[tool.porter]``).
 
     Why:
         Hugging Face's own Neuron SFT reference script sets it ("Disable asynchronous loading
@@ -73,30 +118,41 @@ class HfAsyncLoad(Rule):
         hang with the Neuron runtime. Recent transformers switch async loading off on Neuron by
         themselves, so on those versions the line is harmless. That it is needed on current
         releases is not stated in the AWS Neuron docs (unverified there); ``setdefault`` keeps
-        a value the user set in the environment.
+        a value the user set in the environment. Transformers reads the variable when it loads
+        weights, not when it is imported (``convert_and_load_state_dict_in_model`` in
+        ``transformers/core_model_loading.py``, transformers 5.24, the version installed here):
+        after the leading imports it is set before any module-level code runs, and the imports
+        other rules add in the same pass join that block above it, so one pass places it where
+        the rules applied one by one do.
 
     Before:
         import torch
         from transformers import AutoModelForCausalLM
 
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+
     After:
         import torch
+        from transformers import AutoModelForCausalLM
         import os
         os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1")
-        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
 
     Safety:
         Safe: weights load sequentially (slower start-up for very large checkpoints, same
         weights). Only module-level imports are seen: a file that imports transformers only
-        inside a function, or only through another module of the project, gets nothing.
+        inside a function, or only through another module of the project, gets nothing. A
+        project module imported in the leading block that loads weights while it is imported
+        loads them before the line (set the variable in the launcher there).
         Runs only in files that are being ported; in a repository port (``repo_in_port``) only
         in entry scripts (a top-level ``if __name__ == "__main__":``): the variable matters once
-        per process, before its first transformers import, not in every library module.
+        per process, before its first weight load, not in every library module.
     """
 
     code: ClassVar[str] = "NRN821"
     name: ClassVar[str] = "hf-async-load"
-    summary: ClassVar[str] = 'os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1") before the first transformers import'
+    summary: ClassVar[str] = 'os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1") after the leading imports of a transformers script'
     safety: ClassVar[Safety] = Safety.SAFE
     triggers: ClassVar[tuple[str, ...]] = ("transformers", "trl", "peft", "optimum")
     requires_port_context: ClassVar[bool] = True
@@ -107,15 +163,19 @@ class HfAsyncLoad(Rule):
             return
         if self.options.repo_in_port and not _entry_point(node):
             return  # a repository port: set once where the process starts, not in every library module
-        os_imported = False
-        for statement in node.body:
-            if _imports_hf(statement):
-                self._insert(statement, os_imported)
-                return
-            os_imported = os_imported or _imports_os(statement)
-
-    def _insert(self, anchor: cst.BaseStatement, os_imported: bool) -> None:
-        lines = [] if os_imported else [cst.parse_statement("import os\n")]
+        if not any(_imports_hf(statement) for statement in node.body):
+            return
+        start, end = _leading_imports(node)
+        lines = [] if any(_imports_os(statement) for statement in node.body[start:end]) else [cst.parse_statement("import os\n")]
         lines.append(cst.parse_statement(f'os.environ.setdefault("{ENV_NAME}", "1")\n'))
-        # The import's own comment lines stay with it; the new lines go right above them.
-        self.insert_before(anchor, lines, f'{ENV_NAME}=1 set before transformers is imported (sequential weight loading)')
+        message = f"{ENV_NAME}=1 set before Transformers loads weights (sequential weight loading)"
+        # Past NRN603's LOG_INTERVAL too: that rule adds it right after the imports as well, so
+        # it stays above this line in one pass and with the rules applied one by one alike.
+        at = end
+        while at < len(node.body) and _interval_constant(node.body[at]):
+            at += 1
+        if at < len(node.body):
+            # The statement's own comment lines stay with it; the new lines go right above them.
+            self.insert_before(node.body[at], lines, message)
+        else:
+            self.insert_after(node.body[at - 1], lines, message)

@@ -133,27 +133,7 @@ _MARKER = re.compile(r"#\s*porter:.*")
 _LINE_REF = re.compile(r"\bline \d+\b")
 
 # Remaining differences, each with why (a fixed case must leave the list: the stale check).
-COMPOSE_KNOWN: dict[str, str] = {
-    # NRN201 (autocast) writes a CPU fallback for a "cuda" it sees; after NRN101 ported the
-    # literal first it sees an explicit "neuron" and keeps it. Precision rules' call.
-    "_corpus/autocast_default_param": "autocast fallback",
-    "_mixed-precision/bf16_everywhere_fused": "autocast fallback",
-    "_mixed-precision/fp16_option_scaler_fused": "autocast fallback",
-    "autocast-bf16/accelerator_style": "autocast fallback",
-    "autocast-bf16/alias_imports": "autocast fallback",
-    "autocast-bf16/basic": "autocast fallback",
-    # NRN205/fp16 rules recognise torch.cuda.is_bf16_supported() but not the torch.neuron one
-    # NRN103 wrote before them: float16 is kept with a marker in sequence.
-    "_mixed-precision/gpt_style": "is_bf16_supported after NRN103",
-    "fp16-to-bf16/basic": "is_bf16_supported after NRN103",
-    # The HF async-load line is inserted after the imports at once, before "import transformers"
-    # when the imports were added by an earlier rule.
-    "optimum-neuron/bound_name": "HF_DEACTIVATE_ASYNC_LOAD placement",
-    "_hf/accelerate_loop": "import placed after code",
-    "optimum-neuron/alias_imports": "import placed after code",
-    "optimum-neuron/basic": "import placed after code",
-    "optimum-neuron/parallel": "import placed after code",
-}
+COMPOSE_KNOWN: dict[str, str] = {}
 
 
 def _bindings(statement: ast.stmt) -> set[tuple[str, str, str]]:
@@ -201,7 +181,9 @@ def _normalised(text: str) -> tuple[str, list[str]]:
 def _sequence(data: bytes, case_id: str, options: Options, in_port: bool) -> bytes:
     # The port context (context-only rules act only in a ported file) is the all-at-once one:
     # rule by rule, a context-only rule that runs before the porting rules would otherwise drop.
-    options = replace(options, repo_in_port=in_port)
+    # all_files gives that context and nothing else (repo_in_port also means "a repository port",
+    # where NRN821 acts only in entry scripts).
+    options = replace(options, all_files=options.all_files or in_port)
     for rule in all_rules():
         result = port_source(data, case_id, options, rules=[rule])
         assert not (isinstance(result, Failure) and result.kind == "internal"), result

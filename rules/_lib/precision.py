@@ -155,6 +155,44 @@ def device_kind(node: cst.BaseExpression | None) -> str:
     return "other"
 
 
+def built_at_import(rule: Rule, node: cst.CSTNode) -> bool:
+    """Whether ``node`` runs when the module is imported: not inside a function body (a
+    decorator, a module-level ``with`` or object, a class body)."""
+    child = node
+    for ancestor in rule.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.Lambda)) and child is ancestor.body:
+            return False
+        child = ancestor
+    return True
+
+
+def autocast_ports_device(rule: Rule, node: cst.BaseExpression) -> bool:
+    """Whether NRN201 ports the CUDA device string ``node`` itself, with its CPU fallback: the
+    device of a ``torch.autocast`` built at import time, or the ``"cuda"`` default of a parameter
+    that an autocast in that function takes as its device (rules/autocast.py). NRN101 leaves
+    those strings to it: rule by rule NRN201 would otherwise see an explicit ``"neuron"`` there
+    and keep it, and one pass and the rules one by one must give the same program."""
+    if device_kind(node) != "cuda":
+        return False
+    parent = rule.parent(node)
+    if isinstance(parent, cst.Param) and parent.default is node:
+        function = next((a for a in rule.ancestors(parent) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+        if function is None or not any(parent is p for p in (*function.params.params, *function.params.kwonly_params)):
+            return False  # NRN201 follows positional-or-keyword and keyword-only parameters
+        for inner in child_index(rule).walk(function.body):
+            if isinstance(inner, cst.Call) and rule.matches(inner.func, *AUTOCAST):
+                device = autocast_args(inner.args, False).device
+                nearest = next((a for a in rule.ancestors(inner) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
+                if isinstance(device, cst.Name) and device.value == parent.name.value and nearest is function:
+                    return True
+        return False
+    call = rule.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not isinstance(call, cst.Call) or not rule.matches(call.func, *AUTOCAST):
+        return False
+    args = autocast_args(call.args, False)
+    return not args.unsupported and args.device is node and built_at_import(rule, call)
+
+
 def dtype_kind(node: cst.BaseExpression | None, qualify: Qualify, bound: Bindings) -> str:
     """``missing`` / ``fp16`` / ``kept`` (bf16, fp32, or a variable this file sets to dtypes it
     names) / ``unknown`` (a value from outside the file: ``amp_dtype = args.amp_dtype``)."""
@@ -193,8 +231,10 @@ def _resolved(node: cst.BaseExpression, qualify: Qualify, bound: Bindings, depth
 
 
 def file_mentions_accelerator(text: str) -> bool:
-    """A variable device type in autocast is taken to be the CUDA/Neuron device only in such files."""
-    return "cuda" in text or "neuron" in text
+    """A variable device type in autocast is taken to be the CUDA/Neuron device only in such files
+    (``current_accelerator``: the device as ``--style accelerator`` ports "cuda", so a file the
+    device rules ported first still counts)."""
+    return "cuda" in text or "neuron" in text or "current_accelerator" in text
 
 
 # ----------------------------------------------------------------------------- the inventory
@@ -615,8 +655,15 @@ CAPABILITY_PROBES = frozenset(
         "torch.cuda.is_bf16_supported",
         "torch.cuda.get_device_capability",
         "torch.cuda.amp.common.amp_definitely_not_available",
+        # The same probes as NRN103 ports them (a port is a fixed point of this rule; rule by
+        # rule, NRN203 sees these): torch.cuda.is_available() in a fallback, is_bf16_supported().
+        "torch.accelerator.is_available",
+        "torch.neuron.is_available",
+        "torch.neuron.is_bf16_supported",
     }
 )
+# --style accelerator: torch.cuda.is_bf16_supported() -> torch.get_device_module().is_bf16_supported().
+_DEVICE_MODULE_PROBES = frozenset({"is_available", "is_bf16_supported"})
 # A test naming a precision (``args.fp16``, ``args.amp_dtype == "float16"``, ``mixed_precision == "fp16"``).
 # Option values that name float16 (``--dtype float16``, ``precision: fp16``, Lightning's "16-mixed").
 _FP16_OPTION_NAMES = frozenset({"float16", "fp16", "half", "16-mixed", "16-true"})
@@ -627,7 +674,11 @@ EXPLICIT_CODE = "NRN208"  # rules/half_precision.py: the marker on a float16 cho
 def owned_test(test: cst.BaseExpression, qualify: Qualify) -> bool:
     """Whether ``test`` is made only of CUDA capability probes (and literals, not/and/or, comparisons)."""
     if isinstance(test, cst.Call):
-        return bool(qualify(test.func) & CAPABILITY_PROBES)
+        func = test.func
+        if isinstance(func, cst.Attribute) and func.attr.value in _DEVICE_MODULE_PROBES and isinstance(func.value, cst.Call):
+            module = func.value  # torch.get_device_module(): the current accelerator's module
+            return not module.args and "torch.get_device_module" in qualify(module.func)
+        return bool(qualify(func) & CAPABILITY_PROBES)
     if isinstance(test, cst.BooleanOperation):
         return owned_test(test.left, qualify) and owned_test(test.right, qualify)
     if isinstance(test, cst.UnaryOperation):
