@@ -9,6 +9,7 @@ when it accepted the original, else by libcst).
 
 from __future__ import annotations
 
+import ast
 import re
 import traceback
 from collections import defaultdict
@@ -20,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from porter.engine.changes import Change
+from porter.engine.fastcst.splice import spliced
 from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
 from porter.engine.options import TARGETS_NEURON, Options
@@ -58,7 +60,7 @@ def port_source(
         candidates = prefilter(decoded.text, options, candidates)
         if not candidates:
             return Unchanged(path, skipped="prefilter")
-    deep, python_parses = _too_deep(decoded.text)
+    deep, python_tree = _too_deep(decoded.text)
     if deep is not None:
         return Failure(path, deep, kind="parse")
     try:
@@ -68,7 +70,7 @@ def port_source(
     except (SyntaxError, ValueError, UnicodeError, RecursionError) as error:
         return Failure(path, f"cannot parse: {type(error).__name__}: {error}", kind="parse")
     try:
-        return _port_module(module, data, decoded.text, path, options, candidates, python_parses)
+        return _port_module(module, data, decoded.text, path, options, candidates, python_tree)
     except EditConflict as conflict:
         return Failure(path, f"{conflict}; the file was left as it was — please report it", kind="conflict")
     except RecursionError:
@@ -89,35 +91,33 @@ def port_source(
 MAX_DEPTH = 500
 
 
-def _too_deep(text: str) -> tuple[str | None, bool]:
-    """Why ``text`` is nested too deeply to port (with the line), or None; and whether CPython's
-    parser accepts it (then the port's output is checked by that parser too). CPython's parser
-    is fast; code it rejects is left to libcst to report."""
-    import ast
+def _too_deep(text: str) -> tuple[str | None, ast.Module | None]:
+    """Why ``text`` is nested too deeply to port (with the line), or None; and CPython's tree of
+    it when its parser accepts it (then the port's output is checked by that parser too, and put
+    together from it: ``fastcst/splice.py``). CPython's parser is fast; code it rejects is left to
+    libcst to report."""
 
     try:
         tree = ast.parse(text)
     except (RecursionError, MemoryError):  # Python itself cannot compile it
-        return "code nested too deeply to port (Python's own parser gives up on it); left as it was", False
+        return "code nested too deeply to port (Python's own parser gives up on it); left as it was", None
     except (SyntaxError, ValueError):
-        return None, False
+        return None, None
     # Level by level (no per-node stack entries): the depth only.
     level: list[ast.AST] = [tree]
     depth = 1
     children = ast.iter_child_nodes
     while level:
         if depth > MAX_DEPTH:
-            return _deep_line(tree), True
+            return _deep_line(tree), tree
         level = [child for node in level for child in children(node)]
         depth += 1
-    return None, True
+    return None, tree
 
 
 def _deep_line(tree: object) -> str:
     """The message for a tree deeper than ``MAX_DEPTH``, at the line of the first node found
     that deep (pre-order, last child first)."""
-    import ast
-
     assert isinstance(tree, ast.AST)
     stack: list[tuple[ast.AST, int, int]] = [(tree, 1, 1)]
     while stack:
@@ -133,8 +133,6 @@ def _parses(new: bytes, python_parses: bool) -> None:
     """Raise when the port's output does not parse: by CPython's parser when it accepted the
     original (a tenth of libcst's parse), else by libcst (syntax newer than this Python)."""
     if python_parses:
-        import ast
-
         ast.parse(new)
     else:
         cst.parse_module(new)
@@ -164,7 +162,7 @@ def _port_module(
     path: str,
     options: Options,
     rule_classes: Sequence[type[Rule]],
-    python_parses: bool = False,
+    python_tree: ast.Module | None = None,
 ) -> FileResult:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     tree = TreeIndex(module)
@@ -209,24 +207,30 @@ def _port_module(
     edits += unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
     new_module = wrapper.module.visit(_EditApplier(edits, tree.parents))
     new_module = _add_missing_imports(new_module, edits)
-    new = new_module.bytes
-    if new == data:
-        return unchanged()
-    restored = _keep_unowned_bytes(data, module.bytes, new)
-    if restored is None:
-        return Failure(
-            path,
-            "libcst does not reproduce this file byte for byte (outside the ported code); left as it was",
-            kind="parse",
-        )
-    new = restored
+    new_text = _spliced(module, new_module, data, text, python_tree)
+    if new_text is not None:  # the original bytes with the rebuilt statements' code put in
+        new = new_text.encode(module.encoding)
+        if new == data:
+            return unchanged()
+    else:
+        new = new_module.bytes
+        if new == data:
+            return unchanged()
+        restored = _keep_unowned_bytes(data, module.bytes, new)
+        if restored is None:
+            return Failure(
+                path,
+                "libcst does not reproduce this file byte for byte (outside the ported code); left as it was",
+                kind="parse",
+            )
+        new = restored
     try:
-        _parses(new, python_parses)
+        _parses(new, python_tree is not None)
     except Exception as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
     findings = verify_port(new_module, path, had_fallback(tree, names))  # type: ignore[arg-type]
     if findings and suppressions is not None:  # findings are at lines of the output: its comments
-        suppressions = Suppressions.of(new_module.code)
+        suppressions = Suppressions.of(new_text if new_text is not None else new_module.code)
     findings = _unsuppressed_findings(findings, suppressions, options.suppress)
     return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes), findings=findings)
 
@@ -273,6 +277,17 @@ def _unsuppressed_findings(
         if not (codes and finding.code and finding.code.startswith(codes))
         and not (suppressions is not None and suppressions.covers(finding.code or "", finding.line))
     )
+
+
+def _spliced(module: cst.Module, new_module: cst.Module, data: bytes, text: str, tree: ast.Module | None) -> str | None:
+    """The output as the original text with the rebuilt statements' code put in, when the text is
+    exactly the file's bytes decoded (no BOM, a known encoding); else None."""
+    try:
+        if text.encode(module.encoding) != data:
+            return None
+    except (LookupError, UnicodeError):
+        return None
+    return spliced(module, new_module, text, tree)
 
 
 def _keep_unowned_bytes(data: bytes, reproduced: bytes, new: bytes) -> bytes | None:

@@ -54,7 +54,7 @@ or function costs the positions of its innermost class or def body statement onl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -209,7 +209,7 @@ class Verifier:
             kind = type(node)
             if kind in _CHECKED:
                 check(node, in_test)
-            kids = children.get(node)
+            kids: Sequence[cst.CSTNode] | None = children.get(node)
             if kids is None:
                 kids = of(node)
                 if not kids:

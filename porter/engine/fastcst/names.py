@@ -199,7 +199,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         parent = parents.get(name)
         child: cst.CSTNode = name
         while _IS_CONTAINER[type(parent)]:  # unpacking targets: (a, b) = ..., for a, *b in ...
-            child, parent = parent, parents.get(parent)
+            child, parent = parent, parents.get(parent)  # type: ignore[arg-type,assignment]
         if _IS_TARGET_HOLDER[type(parent)]:
             return getattr(parent, "target", None) is child
         if isinstance(parent, cst.AsName):
@@ -215,7 +215,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         if isinstance(current, cst.NameItem):
             return False
         if _IS_DEF[type(current)] and current.name is name:  # type: ignore[union-attr]
-            current = parents.get(current)  # a def binds its name in the enclosing scope
+            current = parents.get(current)  # type: ignore[arg-type]  # a def binds its name in the enclosing scope
         while current is not None:
             if _IS_SCOPE[type(current)]:
                 return False
@@ -232,7 +232,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             return None
         current: cst.CSTNode | None = parent
         if _IS_DEF[type(parent)] and parent.name is name:  # type: ignore[union-attr]
-            current = parents.get(parent)  # a def binds its name in the enclosing scope
+            current = parents.get(parent)  # type: ignore[arg-type]  # a def binds its name in the enclosing scope
         while current is not None:
             if type(current) is cst.NamedExpr:
                 return None
