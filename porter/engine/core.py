@@ -2,8 +2,9 @@
 
 Pipeline per file: size/binary checks → decode (BOM, coding cookie) → trigger-word prefilter →
 one libcst parse → one metadata computation shared by all rules (batched traversal) → edits
-filtered by port context and select/ignore → applied in one transform → imports added/removed
-→ the result re-parsed (porter never hands back code that does not parse: by CPython's parser
+filtered by port context and select/ignore → applied in one transform (entering only the
+edited nodes and their ancestors) → imports added/removed → the output put together from the
+original text and the rebuilt statements' code (``fastcst/splice.py``) → the result re-parsed (porter never hands back code that does not parse: by CPython's parser
 when it accepted the original, else by libcst).
 """
 
@@ -96,7 +97,6 @@ def _too_deep(text: str) -> tuple[str | None, ast.Module | None]:
     it when its parser accepts it (then the port's output is checked by that parser too, and put
     together from it: ``fastcst/splice.py``). CPython's parser is fast; code it rejects is left to
     libcst to report."""
-
     try:
         tree = ast.parse(text)
     except (RecursionError, MemoryError):  # Python itself cannot compile it
@@ -115,10 +115,9 @@ def _too_deep(text: str) -> tuple[str | None, ast.Module | None]:
     return None, tree
 
 
-def _deep_line(tree: object) -> str:
+def _deep_line(tree: ast.AST) -> str:
     """The message for a tree deeper than ``MAX_DEPTH``, at the line of the first node found
     that deep (pre-order, last child first)."""
-    assert isinstance(tree, ast.AST)
     stack: list[tuple[ast.AST, int, int]] = [(tree, 1, 1)]
     while stack:
         node, depth, line = stack.pop()
