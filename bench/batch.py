@@ -12,6 +12,8 @@ measures, with the same number of processes:
 * the prefilter: how many files reach the parser, and which rules' triggers let most through;
 * per parsed file (in this process, one file at a time): porter's whole pipeline (``port_source``)
   in units of that file's own bare parse + codegen — median, p95, max and the five slowest files;
+  both with the options the cold run gives each file (a tree with a CUDA-ism somewhere is a
+  repository being ported: ``repo_in_port``, the performance rules on every file);
 * ``torchfix -jN --fix`` on a copy of the tree when a ``torchfix`` executable is on PATH.
 
 ``--first 800`` takes the first 800 files (sorted paths) of the tree: the slice the batch-speed
@@ -31,6 +33,10 @@ import tempfile
 import time
 from collections import Counter
 from multiprocessing import Pool
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from porter.engine.options import Options
 
 
 def _bare(path: str) -> int:
@@ -62,13 +68,25 @@ def porter(args: list[str]) -> tuple[float, str]:
     return elapsed, f"exit {done.returncode}: {summary}"
 
 
-def prefilter_stats(files: list[str]) -> tuple[int, Counter[str], Counter[str]]:
-    from porter.engine.core import prefilter
+def cli_options(files: list[str]) -> Options:
+    """The engine options ``porter migrate TREE`` gives each Python file of the tree: a tree with a
+    CUDA-ism in some file is a repository being ported (``repo_in_port``: the performance rules
+    run on every file), as in ``porter.run.migrate``."""
     from porter.engine.options import Options
+    from porter.run.migrate import _PORTED_REPO
+
+    for path in files:
+        with open(path, "rb") as handle:
+            if _PORTED_REPO.search(handle.read()):
+                return Options(repo_in_port=True)
+    return Options()
+
+
+def prefilter_stats(files: list[str], options: Options) -> tuple[int, Counter[str], Counter[str]]:
+    from porter.engine.core import prefilter
     from porter.engine.registry import all_rules
 
     rules = all_rules()
-    options = Options()
     passed = 0
     by_rule: Counter[str] = Counter()
     by_word: Counter[str] = Counter()
@@ -86,16 +104,15 @@ def prefilter_stats(files: list[str]) -> tuple[int, Counter[str], Counter[str]]:
     return passed, by_rule, by_word
 
 
-def per_file_costs(files: list[str]) -> list[tuple[float, str, float]]:
+def per_file_costs(files: list[str], options: Options) -> list[tuple[float, str, float]]:
     """(porter / bare, path, porter seconds) for every file that reaches the parser, measured
-    one after the other in this process (each timing the best of two runs)."""
+    one after the other in this process (each timing the best of two runs), with the options
+    the cold run gives the file."""
     import libcst as cst
 
     from porter.engine.core import port_source, prefilter
-    from porter.engine.options import Options
     from porter.engine.registry import all_rules
 
-    options = Options()
     rules = all_rules()
     costs = []
     for path in files:
@@ -200,11 +217,13 @@ def main() -> None:
         if args.without_prefilter:
             off, off_line = porter([*common, "--no-cache", "--no-prefilter", "--check"])
             print(f"porter, no prefilter:      {off:7.2f} s  = {off / bare:.2f}x bare   [{off_line}]")
-        passed, by_rule, by_word = prefilter_stats(files)
-        print(f"prefilter: {passed}/{len(files)} files reach the parser ({100 * passed / len(files):.1f}%)")
+        options = cli_options(files)
+        passed, by_rule, by_word = prefilter_stats(files, options)
+        in_port = " (a repository being ported: the performance rules run on every file)" if options.repo_in_port else ""
+        print(f"prefilter: {passed}/{len(files)} files reach the parser ({100 * passed / len(files):.1f}%){in_port}")
         print("  rules letting most files through:", ", ".join(f"{name} {count}" for name, count in by_rule.most_common(6)))
         print("  trigger words:", ", ".join(f"{word} {count}" for word, count in by_word.most_common(8)))
-        costs = per_file_costs(files)
+        costs = per_file_costs(files, options)
         if costs:
             ratios = [ratio for ratio, _, _ in costs]
             print(f"per parsed file, porter / bare parse+codegen ({len(costs)} files): median {_percentile(ratios, 0.5):.2f}x, "

@@ -2,15 +2,18 @@
 
 Pipeline per file: size/binary checks → decode (BOM, coding cookie) → trigger-word prefilter →
 one libcst parse → one metadata computation shared by all rules (batched traversal) → edits
-filtered by port context and select/ignore → applied in one transform → imports added/removed
-→ the result re-parsed (porter never hands back code that does not parse).
+filtered by port context and select/ignore → applied in one transform (entering only the
+edited nodes and their ancestors) → imports added/removed → the output put together from the
+original text and the rebuilt statements' code (``fastcst/splice.py``) → the result re-parsed (porter never hands back code that does not parse: by CPython's parser
+when it accepted the original, else by libcst).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -18,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from porter.engine.changes import Change
+from porter.engine.fastcst.splice import spliced
 from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
 from porter.engine.options import TARGETS_NEURON, Options
@@ -56,7 +60,7 @@ def port_source(
         candidates = prefilter(decoded.text, options, candidates)
         if not candidates:
             return Unchanged(path, skipped="prefilter")
-    deep = _too_deep(decoded.text)
+    deep, python_tree = _too_deep(decoded.text)
     if deep is not None:
         return Failure(path, deep, kind="parse")
     try:
@@ -66,7 +70,7 @@ def port_source(
     except (SyntaxError, ValueError, UnicodeError, RecursionError) as error:
         return Failure(path, f"cannot parse: {type(error).__name__}: {error}", kind="parse")
     try:
-        return _port_module(module, data, decoded.text, path, options, candidates)
+        return _port_module(module, data, decoded.text, path, options, candidates, python_tree)
     except EditConflict as conflict:
         return Failure(path, f"{conflict}; the file was left as it was — please report it", kind="conflict")
     except RecursionError:
@@ -81,17 +85,32 @@ def port_source(
 MAX_DEPTH = 500
 
 
-def _too_deep(text: str) -> str | None:
-    """Why ``text`` is nested too deeply to port (with the line), or None. CPython's parser is
-    fast; code it rejects is left to libcst to report."""
-    import ast
-
+def _too_deep(text: str) -> tuple[str | None, ast.Module | None]:
+    """Why ``text`` is nested too deeply to port (with the line), or None; and CPython's tree of
+    it when its parser accepts it (then the port's output is checked by that parser too, and put
+    together from it: ``fastcst/splice.py``). CPython's parser is fast; code it rejects is left to
+    libcst to report."""
     try:
         tree = ast.parse(text)
     except (RecursionError, MemoryError):  # Python itself cannot compile it
-        return "code nested too deeply to port (Python's own parser gives up on it); left as it was"
+        return "code nested too deeply to port (Python's own parser gives up on it); left as it was", None
     except (SyntaxError, ValueError):
-        return None
+        return None, None
+    # Level by level (no per-node stack entries): the depth only.
+    level: list[ast.AST] = [tree]
+    depth = 1
+    children = ast.iter_child_nodes
+    while level:
+        if depth > MAX_DEPTH:
+            return _deep_line(tree), tree
+        level = [child for node in level for child in children(node)]
+        depth += 1
+    return None, tree
+
+
+def _deep_line(tree: ast.AST) -> str:
+    """The message for a tree deeper than ``MAX_DEPTH``, at the line of the first node found
+    that deep (pre-order, last child first)."""
     stack: list[tuple[ast.AST, int, int]] = [(tree, 1, 1)]
     while stack:
         node, depth, line = stack.pop()
@@ -99,7 +118,16 @@ def _too_deep(text: str) -> str | None:
         if depth > MAX_DEPTH:
             return f"code nested too deeply to port (more than {MAX_DEPTH} levels at line {line}); left as it was"
         stack.extend((child, depth + 1, line) for child in ast.iter_child_nodes(node))
-    return None
+    raise AssertionError("not that deep")
+
+
+def _parses(new: bytes, python_parses: bool) -> None:
+    """Raise when the port's output does not parse: by CPython's parser when it accepted the
+    original (a tenth of libcst's parse), else by libcst (syntax newer than this Python)."""
+    if python_parses:
+        ast.parse(new)
+    else:
+        cst.parse_module(new)
 
 
 def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
@@ -126,6 +154,7 @@ def _port_module(
     path: str,
     options: Options,
     rule_classes: Sequence[type[Rule]],
+    python_tree: ast.Module | None = None,
 ) -> FileResult:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     tree = TreeIndex(module)
@@ -168,26 +197,32 @@ def _port_module(
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
     edits += unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
-    new_module = wrapper.module.visit(_EditApplier(edits))
+    new_module = wrapper.module.visit(_EditApplier(edits, tree.parents))
     new_module = _add_missing_imports(new_module, edits)
-    new = new_module.bytes
-    if new == data:
-        return unchanged()
-    restored = _keep_unowned_bytes(data, module.bytes, new)
-    if restored is None:
-        return Failure(
-            path,
-            "libcst does not reproduce this file byte for byte (outside the ported code); left as it was",
-            kind="parse",
-        )
-    new = restored
+    new_text = _spliced(module, new_module, data, text, python_tree)
+    if new_text is not None:  # the original bytes with the rebuilt statements' code put in
+        new = new_text.encode(module.encoding)
+        if new == data:
+            return unchanged()
+    else:
+        new = new_module.bytes
+        if new == data:
+            return unchanged()
+        restored = _keep_unowned_bytes(data, module.bytes, new)
+        if restored is None:
+            return Failure(
+                path,
+                "libcst does not reproduce this file byte for byte (outside the ported code); left as it was",
+                kind="parse",
+            )
+        new = restored
     try:
-        cst.parse_module(new)
+        _parses(new, python_tree is not None)
     except Exception as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
     findings = verify_port(new_module, path, had_fallback(tree, names))  # type: ignore[arg-type]
     if findings and suppressions is not None:  # findings are at lines of the output: its comments
-        suppressions = Suppressions.of(new_module.code)
+        suppressions = Suppressions.of(new_text if new_text is not None else new_module.code)
     findings = _unsuppressed_findings(findings, suppressions, options.suppress)
     return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes), findings=findings)
 
@@ -234,6 +269,17 @@ def _unsuppressed_findings(
         if not (codes and finding.code and finding.code.startswith(codes))
         and not (suppressions is not None and suppressions.covers(finding.code or "", finding.line))
     )
+
+
+def _spliced(module: cst.Module, new_module: cst.Module, data: bytes, text: str, tree: ast.Module | None) -> str | None:
+    """The output as the original text with the rebuilt statements' code put in, when the text is
+    exactly the file's bytes decoded (no BOM, a known encoding); else None."""
+    try:
+        if text.encode(module.encoding) != data:
+            return None
+    except (LookupError, UnicodeError):
+        return None
+    return spliced(module, new_module, text, tree)
 
 
 def _keep_unowned_bytes(data: bytes, reproduced: bytes, new: bytes) -> bytes | None:
@@ -294,6 +340,20 @@ def _calls(node: cst.CSTNode, memo: dict[int, tuple[cst.CSTNode, int]]) -> int:
     return memo[id(node)][1]
 
 
+def _with_ancestors(targets: Sequence[cst.CSTNode], parents: Mapping[cst.CSTNode, cst.CSTNode]) -> set[int] | None:
+    """The ids of ``targets`` and of every node above them; None when a target is not in the
+    indexed tree (then the whole tree is entered)."""
+    found: set[int] = set()
+    for target in targets:
+        current: cst.CSTNode | None = target
+        if target not in parents and not isinstance(target, cst.Module):
+            return None
+        while current is not None and id(current) not in found:
+            found.add(id(current))
+            current = parents.get(current)
+    return found
+
+
 class _EditApplier(cst.CSTTransformer):
     """Applies edits bottom-up: a node's edits see the node with its children already edited.
 
@@ -301,11 +361,14 @@ class _EditApplier(cst.CSTTransformer):
     next statement visited (its next sibling, or the statement after its block).
     """
 
-    def __init__(self, edits: Sequence[Edit]) -> None:
+    def __init__(self, edits: Sequence[Edit], parents: Mapping[cst.CSTNode, cst.CSTNode] | None = None) -> None:
         super().__init__()
         self.by_node: dict[int, list[Edit]] = defaultdict(list)
         for edit in edits:
             self.by_node[id(edit.target)].append(edit)
+        # The edit targets and their ancestors: only these are entered (libcst rebuilds every node
+        # it enters; the rest of the tree is kept as it is, the same objects).
+        self.entered = _with_ancestors([edit.target for edit in edits], parents) if parents is not None else None
         for group in self.by_node.values():
             group.sort(key=lambda edit: edit.order)
         self.pending_lines: list[cst.EmptyLine] = []
@@ -331,7 +394,7 @@ class _EditApplier(cst.CSTTransformer):
         if isinstance(node, (cst.Module, cst.IndentedBlock)):
             self.blocks.append(id(node))
         self.inside.append(set())
-        return True
+        return self.entered is None or id(node) in self.entered
 
     def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode):  # type: ignore[override]
         if isinstance(original_node, (cst.Module, cst.IndentedBlock)):

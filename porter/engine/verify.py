@@ -54,7 +54,7 @@ or function costs the positions of its innermost class or def body statement onl
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -77,6 +77,10 @@ _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 _IMPORTS = (cst.Import, cst.ImportFrom)
 _STRINGS = (cst.SimpleString, cst.FormattedString)
 _ELEMENTS = (cst.Element, cst.Tuple, cst.List, cst.Set)
+# The walk's type tests (libcst's node classes have no subclasses: identity is isinstance).
+_CHECKED = frozenset({cst.Attribute, cst.Name, cst.Call, cst.SimpleString, cst.FormattedString, cst.Import, cst.ImportFrom})
+_BRANCHES = frozenset({cst.If, cst.While, cst.IfExp})
+_TESTS = frozenset({cst.Comparison, cst.BooleanOperation, cst.Assert})
 
 # Tests that are False on a Trainium host, and True there.
 _FALSE_QUERIES = frozenset({
@@ -193,14 +197,41 @@ class Verifier:
     def run(self, expect_fallback: bool) -> tuple[Finding, ...]:
         root = self.tree.root
         self._learn_flags()
-        # Pre-order walk; each entry: node, reachable on Neuron, inside a test expression.
-        stack: list[tuple[cst.CSTNode, bool, bool]] = [(root, True, False)]
+        # Pre-order walk; each entry: node, inside a test expression (unreachable code on Neuron
+        # is not entered). Types are tested by identity: this loop sees every node of the file.
+        children = self.tree.children
+        of = self.tree.of
+        check = self._check
+        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
-            node, reachable, in_test = stack.pop()
-            if not reachable:
+            node, in_test = pop()
+            kind = type(node)
+            if kind in _CHECKED:
+                check(node, in_test)
+            kids: Sequence[cst.CSTNode] | None = children.get(node)
+            if kids is None:
+                kids = of(node)
+                if not kids:
+                    continue
+            if kind in _BRANCHES:
+                value = self.value(node.test)  # type: ignore[attr-defined]
+                body = value is not False
+                orelse = value is not True or kind is cst.While
+                for kid in reversed(kids):
+                    if kid is node.test:  # type: ignore[attr-defined]
+                        push((kid, True))
+                    elif kid is node.body:  # type: ignore[attr-defined]
+                        if body:
+                            push((kid, in_test))
+                    elif kid is node.orelse:  # type: ignore[attr-defined]
+                        if orelse:
+                            push((kid, in_test))
+                    else:
+                        push((kid, in_test))
                 continue
-            self._check(node, in_test)
-            stack.extend(reversed(list(self._children(node, in_test))))
+            test = in_test or kind in _TESTS or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)  # type: ignore[attr-defined]
+            extend([(kid, test) for kid in reversed(kids)])
         self._finish_bindings()
         if expect_fallback and not self.fallback:
             self._add(
@@ -213,37 +244,15 @@ class Verifier:
             )
         return tuple(sorted(self.findings.values(), key=lambda f: (f.line, f.kind.value, f.code or "", f.message)))
 
-    def _children(self, node: cst.CSTNode, in_test: bool) -> Iterable[tuple[cst.CSTNode, bool, bool]]:
-        kids = self.tree.of(node)
-        if isinstance(node, (cst.If, cst.While, cst.IfExp)):
-            value = self.value(node.test)
-            body = value is not False
-            orelse = value is not True or isinstance(node, cst.While)
-            for kid in kids:
-                if kid is node.test:
-                    yield kid, True, True
-                elif kid is node.body:
-                    yield kid, body, in_test
-                elif kid is node.orelse:
-                    yield kid, orelse, in_test
-                else:
-                    yield kid, True, in_test
-            return
-        test = in_test or isinstance(node, (cst.Comparison, cst.BooleanOperation)) or (
-            isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not)
-        ) or (isinstance(node, cst.Assert))
-        for kid in kids:
-            yield kid, True, test
-
     # ----------------------------------------------------------------- names and statements
     def qualified(self, node: cst.CSTNode) -> set[str]:
         """Imported qualified names of a dotted chain rooted at a name (never through a call)."""
         current = node
-        while isinstance(current, cst.Attribute):
-            current = current.value
-        if not isinstance(current, cst.Name):
+        while type(current) is cst.Attribute:
+            current = current.value  # type: ignore[attr-defined]
+        if type(current) is not cst.Name:
             return set()
-        if current.value not in self._imported:
+        if current.value not in self._imported:  # type: ignore[attr-defined]
             return set()
         found = self.names.get(node, set()) or set()
         return {q.name for q in found if q.source is QualifiedNameSource.IMPORT}
@@ -343,7 +352,7 @@ class Verifier:
         kind = type(node)
         if kind is cst.Attribute or kind is cst.Name:
             parent = self.tree.parents.get(node)
-            if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
+            if type(parent) is cst.Attribute and (parent.value is node or parent.attr is node):  # type: ignore[union-attr]
                 return  # only the whole chain is a reference
             self._reference(node, parent, in_test)  # type: ignore[arg-type]
         elif kind is cst.Call:

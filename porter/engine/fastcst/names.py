@@ -39,7 +39,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import QualifiedName, QualifiedNameSource
 from libcst.metadata.base_provider import LazyValue
 
-from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.fastcst.walk import Kinds, TreeIndex
 
 Names = set[QualifiedName]
 _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -50,6 +50,10 @@ _ALWAYS_BINDING = (
 )
 _CONTAINERS = (cst.Element, cst.StarredElement, cst.Tuple, cst.List)
 _LINES = (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)
+# The same tests as dict look-ups (see Kinds): these run for every Name of a file.
+_IS_SCOPE, _IS_TARGET_HOLDER, _IS_ALWAYS_BINDING = Kinds(*_SCOPES), Kinds(*_TARGET_HOLDERS), Kinds(*_ALWAYS_BINDING)
+_IS_CONTAINER, _IS_LINE, _IS_DEF = Kinds(*_CONTAINERS), Kinds(*_LINES), Kinds(cst.FunctionDef, cst.ClassDef)
+_IS_IMPORT = Kinds(cst.Import, cst.ImportFrom)
 
 
 def _alias_keys(alias: cst.ImportAlias) -> list[str]:
@@ -194,13 +198,13 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         """Whether this Name is (conservatively) a binding other than an import."""
         parent = parents.get(name)
         child: cst.CSTNode = name
-        while isinstance(parent, _CONTAINERS):  # unpacking targets: (a, b) = ..., for a, *b in ...
-            child, parent = parent, parents.get(parent)
-        if isinstance(parent, _TARGET_HOLDERS):
+        while _IS_CONTAINER[type(parent)]:  # unpacking targets: (a, b) = ..., for a, *b in ...
+            child, parent = parent, parents.get(parent)  # type: ignore[arg-type,assignment]
+        if _IS_TARGET_HOLDER[type(parent)]:
             return getattr(parent, "target", None) is child
         if isinstance(parent, cst.AsName):
             return not isinstance(parents.get(parent), cst.ImportAlias)
-        if child is not name or not isinstance(parent, _ALWAYS_BINDING):
+        if child is not name or not _IS_ALWAYS_BINDING[type(parent)]:
             return False
         return getattr(parent, "name", None) is name or getattr(parent, "rest", None) is name
 
@@ -210,10 +214,10 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         current = parents.get(name)
         if isinstance(current, cst.NameItem):
             return False
-        if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current.name is name:
-            current = parents.get(current)  # a def binds its name in the enclosing scope
+        if _IS_DEF[type(current)] and current.name is name:  # type: ignore[union-attr]
+            current = parents.get(current)  # type: ignore[arg-type]  # a def binds its name in the enclosing scope
         while current is not None:
-            if isinstance(current, _SCOPES):
+            if _IS_SCOPE[type(current)]:
                 return False
             current = parents.get(current)
         return True
@@ -227,12 +231,12 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         if isinstance(parent, (cst.NameItem, cst.TypeVar, cst.ParamSpec, cst.TypeVarTuple)):
             return None
         current: cst.CSTNode | None = parent
-        if isinstance(parent, (cst.FunctionDef, cst.ClassDef)) and parent.name is name:
-            current = parents.get(parent)  # a def binds its name in the enclosing scope
+        if _IS_DEF[type(parent)] and parent.name is name:  # type: ignore[union-attr]
+            current = parents.get(parent)  # type: ignore[arg-type]  # a def binds its name in the enclosing scope
         while current is not None:
-            if isinstance(current, cst.NamedExpr):
+            if type(current) is cst.NamedExpr:
                 return None
-            if isinstance(current, _SCOPES):
+            if _IS_SCOPE[type(current)]:
                 return current if isinstance(current, (cst.FunctionDef, cst.ClassDef)) else None
             current = parents.get(current)
         return None
@@ -276,10 +280,10 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         # Up to the statement line: no names inside imports; note a lambda/comprehension crossed.
         crossed = False
         current: cst.CSTNode | None = node
-        while current is not None and not isinstance(current, _LINES):
-            if isinstance(current, (cst.Import, cst.ImportFrom)):
+        while current is not None and not _IS_LINE[type(current)]:
+            if _IS_IMPORT[type(current)]:
                 return set()  # libcst gives the names inside an import statement no scope
-            if current is not node and isinstance(current, _SCOPES):
+            if current is not node and _IS_SCOPE[type(current)]:
                 crossed = True
             current = parents.get(current)
         base = full_name.split(".")[0]
@@ -362,7 +366,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         came: cst.CSTNode = node
         current = parents.get(node)
         while current is not None:
-            if isinstance(current, _SCOPES):
+            if _IS_SCOPE[type(current)]:
                 if isinstance(current, cst.FunctionDef):
                     if came is current.body:  # parameters' annotations and defaults: enclosing scope
                         chain.append(current)

@@ -23,6 +23,23 @@ import libcst as cst
 _FIELDS: dict[type, tuple[str, ...] | None] = {}
 
 
+class Kinds(dict[type, bool]):
+    """``kinds[type(x)]`` is ``isinstance(x, bases)`` at the cost of a dict look-up. libcst's node
+    classes are ABCs: every ``isinstance`` against one runs ``ABCMeta.__instancecheck__`` (a
+    Python call), millions of times per large file in the walks below."""
+
+    def __init__(self, *bases: type) -> None:
+        super().__init__()
+        self.bases = bases
+
+    def __missing__(self, kind: type) -> bool:
+        found = self[kind] = issubclass(kind, self.bases)
+        return found
+
+
+_IS_NODE = Kinds(cst.CSTNode)
+
+
 def child_fields(kind: type) -> tuple[str, ...] | None:
     """The fields of ``kind`` that hold child nodes, in source order (None: read ``children``)."""
     if kind in _FIELDS:
@@ -72,6 +89,7 @@ class TreeIndex:
         children: dict[cst.CSTNode, list[cst.CSTNode]] = {}
         preorder: list[cst.CSTNode] = []
         fields_of = _FIELDS
+        is_node = _IS_NODE
         stack = [root]
         while stack:
             node = stack.pop()
@@ -84,7 +102,7 @@ class TreeIndex:
                 kids = []
                 for name in fields:
                     value = getattr(node, name)
-                    if isinstance(value, cst.CSTNode):
+                    if is_node[value.__class__]:
                         kids.append(value)
                     elif value.__class__ is tuple or value.__class__ is list:
                         kids.extend(value)
