@@ -355,9 +355,20 @@ def inventory(
     """Every float16 source of the file, with the rule that ports it (None: not portable)."""
     finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
     finder.code_of = module.code_for_node
-    finder.autocast_elsewhere = not re.search(r"\bautocast\s*\(", text)  # get_autocast(...) builds one elsewhere
+    # No torch autocast named in this file: its precision is chosen elsewhere (a get_autocast(...)
+    # helper, or a project function that is itself called ``autocast``: matched by qualified name).
+    finder.autocast_elsewhere = not _names_torch_autocast(index or TreeIndex(module), qualify)
     visit_original(index, module, finder)
     return Inventory(finder.sources + finder.option_sources)
+
+
+def _names_torch_autocast(index: TreeIndex, qualify: Qualify) -> bool:
+    """Whether the file refers to torch's autocast (called, or handed to ``functools.partial``)."""
+    for node in index.preorder:
+        tail = node.attr.value if isinstance(node, cst.Attribute) else node.value if isinstance(node, cst.Name) else None
+        if tail == "autocast" and qualify(node) & (AUTOCAST | CUDA_AUTOCAST):
+            return True
+    return False
 
 
 class _Fp16Finder(cst.CSTVisitor):
