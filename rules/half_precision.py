@@ -56,7 +56,9 @@ class HalfToBf16(Rule):
         means float16 (the GradScaler rule then keeps the scaler). ``x.half()`` that rounds
         (``x.half().float()``) or makes a half checkpoint (``torch.save(model.half().state_dict())``,
         a ``{k: v.half() for k, v in sd.items()}`` copy, ``deepcopy(ema).half()`` for an export
-        file) is not mixed precision and is left alone; so is a cast in the branch of a float16
+        file, ``ckpt["model"].half()`` in a function that saves ``ckpt`` or a dict holding it,
+        ``{"version": v, **ckpt}``; any ``.half()`` in a function named for the conversion,
+        ``optimizer_state_to_fp16``) is not mixed precision and is left alone; so is a cast in the branch of a float16
         dtype test (``m.half() if x.dtype is torch.float16 else m``: it matches a value this rule
         does not change). float16 in a kept table of named options (``DTYPES = {"16-true":
         torch.float16, "bf16-true": torch.bfloat16}``) is the user's choice: kept, NRN208 marker. So is

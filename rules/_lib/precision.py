@@ -833,7 +833,21 @@ def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTN
         node = parent_of(node)
     if _saved_in_function(call, parent_of, qualify):
         return "a checkpoint saved in half precision"
+    function = _enclosing_function(call, parent_of)
+    if function is not None and _CONVERTER_NAME.search(function.name.value):
+        return f"the float16 conversion {function.name.value}() is named for (a storage format, not training compute)"
     return None
+
+
+# ``optimizer_state_to_fp16``, ``as_half``: a function whose name says it converts to float16.
+_CONVERTER_NAME = re.compile(r"(?i)(^|_)(to|as)_(fp16|half|float16)(_|$)")
+
+
+def _enclosing_function(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]) -> cst.FunctionDef | None:
+    current = parent_of(node)
+    while current is not None and not isinstance(current, cst.FunctionDef):
+        current = parent_of(current)
+    return current
 
 
 def _root_name(node: cst.BaseExpression) -> str | None:
@@ -855,9 +869,29 @@ def _saved_in_function(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CS
     names.discard(None)
     if node is None or not names:
         return False
+    names |= _copied_into(node, names)
     finder = _SavesOneOf(names, qualify)
     node.visit(finder)
     return finder.saved
+
+
+def _copied_into(function: cst.FunctionDef, names: set[str | None]) -> set[str | None]:
+    """Names the function assigns a dict display holding one of ``names`` (``combined =
+    {"version": v, **ckpt}``, ``{"model": ckpt}``): saving that dict saves them."""
+    found: set[str | None] = set()
+    for statement in function.body.body:
+        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
+            if not isinstance(small, cst.Assign) or not isinstance(small.value, cst.Dict):
+                continue
+            if _dict_roots(small.value) & (names | found):
+                found |= {_root_name(target.target) for target in small.targets}
+    found.discard(None)
+    return found
+
+
+def _dict_roots(node: cst.Dict) -> set[str | None]:
+    """The root names of a dict display's values and ``**`` unpackings."""
+    return {_root_name(element.value) for element in node.elements if isinstance(element, (cst.DictElement, cst.StarredDictElement))}
 
 
 class _SavesOneOf(cst.CSTVisitor):
@@ -873,7 +907,9 @@ class _SavesOneOf(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         method = node.func.attr.value if isinstance(node.func, cst.Attribute) else None
         if (self.qualify(node.func) & SAVE_CALLS or method in _SAVE_METHODS) and node.args:
-            if _root_name(node.args[0].value) in self.names:
+            first = node.args[0].value
+            roots = _dict_roots(first) if isinstance(first, cst.Dict) else {_root_name(first)}
+            if roots & self.names:
                 self.saved = True
 
 
