@@ -216,6 +216,8 @@ def test_a_lost_cpu_fallback_is_found() -> None:
         "if torch.accelerator.is_available():\n    torch.neuron.empty_cache()\n",
         "if device.type == 'neuron':\n    torch.neuron.empty_cache()\n",
         "used = torch.accelerator.is_available() and torch.neuron.memory_allocated()\n",
+        "peak = torch.neuron.max_memory_allocated() if torch.accelerator.is_available() else 0\n",
+        "if device != 'cpu' and not spawned:\n    torch.neuron.empty_cache()\n",
         "try:\n    torch.neuron.empty_cache()\nexcept AttributeError:\n    pass\n",
     ],
 )

@@ -20,8 +20,8 @@ port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
 * ``cpu-fallback`` (a call): an unguarded ``torch.neuron.X`` where ``torch.cuda.X`` does nothing
   on a CPU-only machine (``empty_cache``, the memory counters, the seeds):
   the original ran there, the port raises ``AttributeError`` without torch-neuronx. Guarded means
-  under a test that holds on Neuron (``torch.accelerator.is_available()``, a ``"neuron"`` device
-  test, ``hasattr(torch, "neuron")``) or in a ``try`` that catches ``AttributeError`` or broader.
+  under a test that holds on Neuron and not on a CPU-only run (``torch.accelerator.is_available()``,
+  a ``"neuron"`` device test, ``device != "cpu"``, ``hasattr(torch, "neuron")``) or in a ``try`` that catches ``AttributeError`` or broader.
 * ``cpu-fallback`` (the file): the original tested CUDA availability to choose a device (an ``if``/ternary on
   ``torch.cuda.is_available()``/``device_count()`` that places something, or a statement that keeps
   the answer, ``use_cuda = torch.cuda.is_available()``) and the output tests no availability at
@@ -516,8 +516,8 @@ class Verifier:
 
     def _false_on_cpu(self, test: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``test`` is false on a CPU-only machine because it asks for the accelerator: an
-        accelerator/Neuron query, ``hasattr(torch, "neuron")``, a ``"neuron"`` device comparison, an
-        ``and`` with one of those, or a name every assignment of which is one of those
+        accelerator/Neuron query, ``hasattr(torch, "neuron")``, a ``"neuron"`` device comparison, a
+        ``device != "cpu"`` test (a CPU-only run chose the CPU), an ``and`` with one of those, or a name every assignment of which is one of those
         (``args.cuda = not args.no_cuda and torch.accelerator.is_available()``)."""
         if isinstance(test, cst.BooleanOperation):
             left, right = self._false_on_cpu(test.left, seen), self._false_on_cpu(test.right, seen)
@@ -532,6 +532,8 @@ class Verifier:
                 sides = (test.left, comparison.comparator)
                 if any((string_value(side) or "").split(":")[0] == "neuron" for side in sides):
                     return True
+            if isinstance(comparison.operator, cst.NotEqual) and string_value(comparison.comparator) == "cpu":
+                return True  # device != "cpu": a CPU-only run chose the CPU
             if isinstance(comparison.operator, (cst.GreaterThan, cst.NotEqual)):
                 return self._false_on_cpu(test.left, seen)  # device_count() > 0
             return False
