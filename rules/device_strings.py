@@ -303,6 +303,11 @@ class DeviceStrings(Rule):
                 return
             self.replace(node, lambda n: neuron_string(cast(cst.BaseExpression, n)), 'device string "cuda" -> "neuron"')
             return
+        if isinstance(self.parent(node), cst.MatchValue):
+            # A case pattern is a literal or a dotted name, never a call: the device-generic
+            # form cannot stand there (it did not re-parse).
+            self.mark(node, 'case "cuda": a pattern cannot call torch.accelerator; match "neuron" too, or test torch.accelerator.current_accelerator().type in an if')
+            return
         comparison = self._comparison_of(node)
         if comparison is not None and _OTHER_ACCELERATORS.search(self.context.text):
             # "not the CPU" would swallow the file's own mps/xpu branches: leave the test, say so.

@@ -209,3 +209,16 @@ def test_all_rules_at_once_equal_rule_by_rule() -> None:
     assert not new, f"all rules at once != rule by rule: {new}"
     stale = sorted(set(COMPOSE_KNOWN) - set(differ))
     assert not stale, f"fixed (remove from COMPOSE_KNOWN): {stale}"
+
+
+@pytest.mark.corpus  # a sweep over every fixture: out of the fast loop, still in CI
+@pytest.mark.parametrize("style", ["neuron", "accelerator"])
+def test_every_fixture_ports_in_either_style_without_an_internal_error(style: str) -> None:
+    """Fixtures run in their own options; the other style must not crash on them either
+    (``match d.type: case "cuda":`` made NRN101 write a call into a pattern in accelerator style)."""
+    broken = []
+    for case in cases():
+        result = port_source(case.source.read_bytes(), case.id, replace(options_for(case), style=style))
+        if isinstance(result, Failure) and result.kind in ("internal", "conflict"):
+            broken.append(f"{case.id}: {result.reason}")
+    assert not broken, "\n".join(broken)
