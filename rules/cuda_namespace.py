@@ -289,7 +289,7 @@ class CudaNamespace(Rule):
         name, imports = torch_ref(self.context.module)
         holder = self.parent(call)
         # Parenthesised unless it is a whole value already (assigned, returned, an argument).
-        bare = isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg)) and not isinstance(holder, cst.AugAssign)
+        bare = isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg))
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call)

@@ -367,7 +367,7 @@ class DeviceStrings(Rule):
             if not (isinstance(call, cst.Call) and self.matches(call.func, "torch.device")):
                 return None
             choice, parent = call, self.parent(call)
-        if not isinstance(parent, cst.IfExp) or choice not in (parent.body, parent.orelse):
+        if not isinstance(parent, cst.IfExp) or (choice is not parent.body and choice is not parent.orelse):
             return None
         other = parent.orelse if choice is parent.body else parent.body
         if not isinstance(other, cst.Name):
