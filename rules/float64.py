@@ -165,14 +165,14 @@ class Float64OnDevice(Rule):
                 continue
             if isinstance(inner, cst.Call) and method_name(inner) == "double" and not inner.args:
                 if not (self._chain_reaches_device(inner) or self._chain_below_reaches_device(inner)):
-                    return f"{self.context.module.code_for_node(inner)}, line {self.position(inner)[0]}"
+                    return f"{self.context.module.code_for_node(inner)[:80]}, line {self.position(inner)[0]}"
             elif isinstance(inner, (cst.Attribute, cst.Name)) and self._is_float64(inner):
                 arg = self.parent(inner)
                 owner = self.parent(arg) if isinstance(arg, cst.Arg) else None
                 if isinstance(owner, cst.Call) and self._on_device(owner):
                     continue  # made float32 with the model
-                statement = self.statement_of(inner)
-                return f"{self.context.module.code_for_node(statement).strip()}, line {self.position(inner)[0]}"
+                first = self.context.module.code_for_node(self.statement_of(inner)).strip().splitlines()[0]
+                return f"{first[:80]}, line {self.position(inner)[0]}"
         return None
 
     def _on_device(self, call: cst.Call) -> bool:
