@@ -839,8 +839,12 @@ def half_for_storage(call: cst.Call, parent_of: Callable[[cst.CSTNode], cst.CSTN
     return None
 
 
-# ``optimizer_state_to_fp16``, ``as_half``: a function whose name says it converts to float16.
-_CONVERTER_NAME = re.compile(r"(?i)(^|_)(to|as)_(fp16|half|float16)(_|$)")
+# ``optimizer_state_to_fp16``, ``weights_as_half``: a function whose name says it converts stored
+# values (a state dict, weights, buffers, a checkpoint) to float16. A bare ``to_half(model)`` may
+# be how a script trains in float16: not matched, ported as usual.
+_CONVERTER_NAME = re.compile(
+    r"(?i)(state|dict|ckpt|checkpoint|weights|buffers|export|save).*(^|_)(to|as)_(fp16|half|float16)(_|$)"
+)
 
 
 def _enclosing_function(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]) -> cst.FunctionDef | None:
