@@ -13,7 +13,7 @@ from porter.rules._lib.args import positional
 from porter.rules._lib.branches import guarded_branch
 from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
-from porter.rules._lib.tree import child_index
+from porter.rules._lib.tree import child_index, holder_through_choices
 
 _BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|comm_backend|pg_backend)$")
 # Hugging Face's ``ddp_backend`` accepts no "neuron" (transformers 5.x): NRN804 removes it instead.
@@ -225,12 +225,10 @@ class DistBackend(Rule):
         return None
 
     def _in_backend_position(self, node: cst.CSTNode, value: str) -> bool:
-        child: cst.CSTNode = node
-        parent = self.parent(child)
-        while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
-            if isinstance(parent, cst.IfExp) and parent.test is child:
-                return False
-            child, parent = parent, self.parent(parent)
+        held = holder_through_choices(self, node)
+        if held is None:
+            return False
+        child, parent = held
         if isinstance(parent, cst.Arg):
             return self._backend_argument(parent, value)
         if value == "xla":  # "xla" is also a device string; only the init call's backend is ported

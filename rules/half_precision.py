@@ -25,6 +25,7 @@ from porter.rules._lib.precision import (
     in_dtype_list,
     owned_test,
 )
+from porter.rules._lib.tree import holder_through_choices
 
 _BF16_DTYPES = frozenset({"torch.bfloat16"})
 
@@ -282,12 +283,10 @@ class HalfToBf16(Rule):
 
     def _dtype_string_position(self, node: cst.CSTNode) -> bool:
         """Whether a string here names a torch dtype (so "float16" -> "bfloat16" keeps it valid)."""
-        child: cst.CSTNode = node
-        parent = self.parent(child)
-        while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
-            if isinstance(parent, cst.IfExp) and parent.test is child:
-                return False
-            child, parent = parent, self.parent(parent)
+        held = holder_through_choices(self, node)
+        if held is None:
+            return False
+        child, parent = held
         if isinstance(parent, cst.Assign):
             return any(_dtype_named(target.target) for target in parent.targets)
         if isinstance(parent, cst.AnnAssign):

@@ -12,6 +12,7 @@ from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.device import ACCELERATOR_TYPE, DEVICE_KEYWORDS, device_named, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
 from porter.rules._lib.statements import remove_small, single_small
+from porter.rules._lib.tree import holder_through_choices
 from porter.rules._tables.xla import DEVICE_CALLS, DIST_CALLS, LOADERS, NOTES, OPTIMIZER_STEP, STEP_CALLS
 
 _XLA_DEVICE_FIRST_ARG = ("torch.device", "torch.autocast", "torch.amp.autocast")
@@ -242,12 +243,10 @@ class XlaLegacy(Rule):
         self.replace(node, lambda n: with_string_value(n, "neuron"), 'device string "xla" -> "neuron"', code="NRN314")  # type: ignore[arg-type]
 
     def _xla_device_position(self, node: cst.CSTNode) -> bool:
-        child: cst.CSTNode = node
-        parent = self.parent(child)
-        while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
-            if isinstance(parent, cst.IfExp) and parent.test is child:
-                return False
-            child, parent = parent, self.parent(parent)
+        held = holder_through_choices(self, node)
+        if held is None:
+            return False
+        child, parent = held
         if isinstance(parent, cst.Arg):
             call = self.parent(parent)
             if not isinstance(call, cst.Call):

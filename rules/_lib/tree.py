@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 from libcst import MetadataDependent
 
 from porter.engine.fastcst.walk import TreeIndex, own_hooks
+
+if TYPE_CHECKING:
+    from porter.engine.rule import Rule
 
 
 def child_index(rule: MetadataDependent) -> TreeIndex:
@@ -57,3 +62,17 @@ def visit_original(index: TreeIndex | None, root: cst.CSTNode, visitor: cst.CSTV
             stack.append((node, True))
         if descend is not False:
             stack.extend((child, False) for child in reversed(index.of(node)))
+
+
+def holder_through_choices(rule: Rule, node: cst.CSTNode) -> tuple[cst.CSTNode, cst.CSTNode | None] | None:
+    """``(value, holder)``: the outermost conditional expression or ``and``/``or`` ``node`` is one
+    choice of, and what holds it (``"nccl" if ok else "gloo"`` as an argument: that expression and
+    its ``Arg``); ``(node, parent)`` when there is none. None when ``node`` is a conditional
+    expression's test (a test is not the value)."""
+    child: cst.CSTNode = node
+    parent = rule.parent(child)
+    while isinstance(parent, (cst.IfExp, cst.BooleanOperation)):
+        if isinstance(parent, cst.IfExp) and parent.test is child:
+            return None
+        child, parent = parent, rule.parent(parent)
+    return child, parent
