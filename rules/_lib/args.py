@@ -73,9 +73,12 @@ def _multiline_separator(call: cst.Call) -> cst.Comma | None:
     return None
 
 
-def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
+def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression, *, closing: bool = False) -> cst.Call:
     """Like ``set_keyword``, but an appended keyword in a multi-line call goes on its own line,
-    indented like the other arguments (the trailing comma, if any, stays last)."""
+    indented like the other arguments (the trailing comma, if any, stays last). ``closing``: also
+    right when the closing parenthesis sits on its own line after a last argument without a
+    trailing comma: the whitespace before ``)`` (held by the last argument) moves to the new last
+    argument instead of ending up between the two."""
     if keyword(call, name) is not None or not call.args:
         return set_keyword(call, name, value)
     separator = _multiline_separator(call)
@@ -83,22 +86,15 @@ def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression
         return set_keyword(call, name, value)
     args = list(call.args)
     last = args[-1]
-    args[-1] = last.with_changes(comma=separator)
-    args.append(make_arg(name, value).with_changes(comma=last.comma))
+    if closing:
+        args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
+        args.append(make_arg(name, value).with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+    else:
+        args[-1] = last.with_changes(comma=separator)
+        args.append(make_arg(name, value).with_changes(comma=last.comma))
     return call.with_changes(args=args)
 
 
 def add_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
-    """Like ``set_keyword_keep_layout``, but also right when the closing parenthesis sits on its own
-    line after a last argument without a trailing comma: the whitespace before ``)`` (held by the
-    last argument) moves to the new last argument instead of ending up between the two."""
-    if keyword(call, name) is not None or not call.args:
-        return set_keyword(call, name, value)
-    separator = _multiline_separator(call)
-    if separator is None:
-        return set_keyword(call, name, value)
-    args = list(call.args)
-    last = args[-1]
-    args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
-    args.append(make_arg(name, value).with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
+    """``set_keyword_keep_layout`` that also handles a closing parenthesis on its own line."""
+    return set_keyword_keep_layout(call, name, value, closing=True)
