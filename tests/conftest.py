@@ -3,7 +3,7 @@
 Hypothesis: CI runs a derandomized profile (the same examples every run, so a red build is
 reproducible); locally examples are random. ``HYPOTHESIS_PROFILE`` picks one explicitly.
 Tests under ``tests/check/`` run scripts on the emulated device: they get the ``check`` marker, so
-the fast loop (``pytest -m "not slow and not check and not corpus"``) leaves them out.
+the fast loop (``pytest -m "not slow and not check and not corpus and not processes"``) leaves them out.
 """
 
 from __future__ import annotations

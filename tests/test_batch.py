@@ -128,6 +128,7 @@ def _tree(path: Path, count: int) -> list[str]:
     return names
 
 
+@pytest.mark.processes
 def test_pool_gives_the_same_results_in_the_same_order(tmp_path: Path) -> None:
     _tree(tmp_path, 30)
     targets = list(discover([str(tmp_path)], PORTED_SUFFIXES))

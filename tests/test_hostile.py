@@ -96,6 +96,7 @@ def test_fifo_is_not_read(tmp_path: Path) -> None:
     assert isinstance(result, Failure) and "not a regular file" in result.reason
 
 
+@pytest.mark.processes
 def test_unreadable_file(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         path = tmp_path / "secret.py"
@@ -192,6 +193,7 @@ def _expected(index: int) -> bytes:
     return (GOOD + f"y{index} = x.cuda()\n".encode()).replace(b".cuda()", b'.to("neuron")')
 
 
+@pytest.mark.processes
 def test_sigterm_during_write_leaves_every_file_old_or_new(tmp_path: Path) -> None:
     import signal
     import time
@@ -223,6 +225,7 @@ def test_sigterm_during_write_leaves_every_file_old_or_new(tmp_path: Path) -> No
         assert not all(states)
 
 
+@pytest.mark.processes
 def test_two_processes_writing_one_tree_do_not_interleave(tmp_path: Path) -> None:
     count = 40
     tree = _tree_of(tmp_path, count)

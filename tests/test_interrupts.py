@@ -52,6 +52,7 @@ def test_a_signal_right_after_the_temporary_file_is_made_leaves_none(tmp_path: P
     assert os.listdir(tmp_path) == ["a.py"]
 
 
+@pytest.mark.processes
 @pytest.mark.parametrize("number", [signal.SIGINT, signal.SIGTERM])
 def test_real_signals_mid_write_leave_no_temporary_file(tmp_path: Path, number: int) -> None:
     for trial in range(2):

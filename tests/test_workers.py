@@ -81,6 +81,7 @@ def _porter(*args: str, cwd: str, env: dict[str, str] | None = None) -> subproce
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=240)
 
 
+@pytest.mark.processes
 def test_a_batch_from_a_folder_holding_a_porter_folder_uses_this_porter(tmp_path: object) -> None:
     home = str(tmp_path)
     os.makedirs(os.path.join(home, "porter"))  # a clone of porter beside the project
@@ -91,6 +92,7 @@ def test_a_batch_from_a_folder_holding_a_porter_folder_uses_this_porter(tmp_path
     assert "ImportError" not in done.stderr
 
 
+@pytest.mark.processes
 def test_workers_that_cannot_import_porter_stop_the_run_with_one_error(tmp_path: object) -> None:
     broken = os.path.join(str(tmp_path), "broken", "porter")
     os.makedirs(broken)
