@@ -103,6 +103,8 @@ def test_strings_count_only_where_they_are_a_device_or_backend_value() -> None:
         "os.environ.setdefault('NCCL_DEBUG', 'INFO')\n"
         "def pick(device='cuda:0'):\n    return device\n"  # 13
         "cfg = {'device': f'cuda:{rank}'}\n"
+        # error codes looked for in an exception's text are not settings
+        "oom = any(s in str(e) for s in ('CUBLAS_STATUS_ALLOC_FAILED', 'CUDNN_STATUS_INTERNAL_ERROR'))\n"
     )
     assert _verify(source) == [
         (10, "cuda-only", "NRN301"), (11, "cuda-only", "NRN303"), (12, "cuda-only", "NRN114"),

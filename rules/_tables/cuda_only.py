@@ -97,7 +97,9 @@ VERSION_CUDA_MESSAGE = "torch.version.cuda is None on Neuron, so this test takes
 
 # CUDA / NCCL environment variables: set or read, they mean nothing on Neuron (the verifier's list;
 # env-settings NRN303/NRN114 port or mark them).
-CUDA_ENV = re.compile(r"^(CUDA_[A-Z0-9_]+|PYTORCH_CUDA_[A-Z0-9_]+|PYTORCH_NVML_[A-Z0-9_]+|NVIDIA_[A-Z0-9_]+|CUBLAS_[A-Z0-9_]+|CUBLASLT_[A-Z0-9_]+|CUDNN_[A-Z0-9_]+|TORCH_CUDNN_[A-Z0-9_]+|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+)$")
+# ``CUBLAS_STATUS_*`` / ``CUDNN_STATUS_*`` are error codes a script looks for in an exception's text,
+# not settings: never one of these.
+CUDA_ENV = re.compile(r"^(?![A-Z]+_STATUS_)(CUDA_[A-Z0-9_]+|PYTORCH_CUDA_[A-Z0-9_]+|PYTORCH_NVML_[A-Z0-9_]+|NVIDIA_[A-Z0-9_]+|CUBLAS_[A-Z0-9_]+|CUBLASLT_[A-Z0-9_]+|CUDNN_[A-Z0-9_]+|TORCH_CUDNN_[A-Z0-9_]+|NCCL_[A-Z0-9_]+|TORCH_NCCL_[A-Z0-9_]+)$")
 
 # SDPA backends that are CUDA kernels: an sdpa_kernel(...) naming only MATH is left alone.
 CUDA_SDPA_BACKENDS: tuple[str, ...] = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
