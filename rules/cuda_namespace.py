@@ -281,10 +281,9 @@ class CudaNamespace(Rule):
         call = self.parent(node)
         if not isinstance(call, cst.Call) or call.func is not node or isinstance(self.parent(call), cst.Expr):
             return
-        line = self.statement_of(call)
-        if under_availability_test(self, line) or self._in_true_branch_of_query(call) or self._under_device_test(line):
+        if under_availability_test(self, call) or self._right_of_availability_and(call) or self._under_device_test(call):
             return
-        if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(line)):
+        if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(call)):
             return  # an error handler (an OOM back-off) runs after device work failed: the device exists
         name, imports = torch_ref(self.context.module)
         holder = self.parent(call)
@@ -303,26 +302,22 @@ class CudaNamespace(Rule):
 
         self.replace(call, transform, None, imports=imports)
 
-    def _under_device_test(self, line: cst.CSTNode) -> bool:
+    def _under_device_test(self, node: cst.CSTNode) -> bool:
         """Under a CUDA device test (``if device.type == "cuda":``, ``if x.is_cuda:``): it runs on
         the accelerator only (the test is ported to Neuron's, or stays false there)."""
         code = self.context.module.code_for_node
-        return any(_DEVICE_TEST.search(code(test)) for test in guarding_tests(self, line))
+        return any(_DEVICE_TEST.search(code(test)) for test in guarding_tests(self, node))
 
-    def _in_true_branch_of_query(self, node: cst.CSTNode) -> bool:
-        """``x if torch.cuda.is_available() else 0`` / ``torch.cuda.is_available() and x``: the
-        expression around ``node`` already asks for the device (ported with it)."""
+    def _right_of_availability_and(self, node: cst.CSTNode) -> bool:
+        """``torch.cuda.is_available() and x``: ``x`` is only evaluated once the device is asked
+        for (``guarding_tests`` covers ``if``/``while``/ternary tests)."""
         child = node
         for ancestor in self.ancestors(node):
             if isinstance(ancestor, cst.BaseStatement):
                 return False
-            test = None
-            if isinstance(ancestor, cst.IfExp) and child is ancestor.body:
-                test = ancestor.test
-            elif isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And) and child is ancestor.right:
-                test = ancestor.left
-            if test is not None and is_availability_test(self, test):
-                return True
+            if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And) and child is ancestor.right:
+                if is_availability_test(self, ancestor.left):
+                    return True
             child = ancestor
         return False
 
