@@ -13,7 +13,7 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
-from porter.rules._tables.compile import COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
+from porter.rules._tables.compile import COMPILE_FORWARDERS, COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
 
 _COMPILE = "torch.compile"
 _INDUCTOR_CONFIG = "torch._inductor.config"
@@ -38,6 +38,9 @@ class CompileBackend(Rule):
         ``default="inductor"`` (timm's ``--torchcompile``), and a ``backend``/``compile_backend``
         field or variable assigned ``"inductor"`` (a config dataclass). Every ``torch.compile`` call
         of the file, a second one for an EMA or teacher model included, gets ``dynamic=False``.
+        Helpers of other libraries that pass their arguments on to ``torch.compile`` (torchrl's
+        ``compile_with_warmup``; the table ``COMPILE_FORWARDERS`` names each with its source) are
+        ported the same way, matched by qualified name; their own keywords (``warmup=``) are kept.
 
     Why:
         TorchNeuron compiles through Dynamo → AOTAutograd → StableHLO → neuronx-cc, not through
@@ -101,7 +104,7 @@ class CompileBackend(Rule):
             self.replace(expr, transform, self._message(["backend", "dynamic"] if neuron else ["dynamic"]))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.matches(node.func, _COMPILE) or self._module_compile(node):
+        if self.matches(node.func, _COMPILE, *COMPILE_FORWARDERS) or self._module_compile(node):
             self._port_call(node)
         elif isinstance(node.func, cst.Attribute) and node.func.attr.value == "add_argument":
             self._backend_flag(node)

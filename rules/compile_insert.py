@@ -53,6 +53,9 @@ _PAD_TO_LONGEST = frozenset({"torch.nn.utils.rnn.pad_sequence"})
 _RNN_MODULES = frozenset({"torch.nn.LSTM", "torch.nn.GRU", "torch.nn.RNN", "torch.nn.modules.rnn.LSTM", "torch.nn.modules.rnn.GRU", "torch.nn.modules.rnn.RNN"})
 _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half", "bfloat16", "requires_grad_"})
 
+# Peak-memory counters of any backend (the file may already be ported: a second pass must agree).
+_MEMORY_API = re.compile(r"^torch\.(cuda|neuron|xpu|mps|accelerator)(\.memory)?\.(reset_peak_memory_stats|reset_max_memory_allocated|max_memory_allocated|max_memory_reserved)$")
+
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
 
 # Compile hazards in a forward (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile); AWS Neuron docs, about PyTorch on Neuron (torch/about-pytorch-neuron)): host reads, data-dependent shapes, printing.
@@ -113,8 +116,14 @@ class CompileInsert(Rule):
         in the class, an NRN413 marker at the model's construction. A file with no optimizer at all
         (manual SGD: ``p.data.add_(p.grad, alpha=-lr)``) finds the model by ``loss.backward()``: the
         variable called in what the loss is computed from (``loss = criterion(model(x), y)``, one
-        assignment back; not a torch loss module, nor a function or class of the file), followed
-        out of nested functions (``def train()`` inside ``main()``) to where it is built. A model
+        assignment back; not a torch loss module, nor a function or class of the file, nor a
+        parameter of the function: ``loss_fct=None`` may hold any callable), followed out of nested
+        functions (``def train()`` inside ``main()``) to where it is built. A compile is never
+        inserted inside the step loop (a loop whose body calls ``.backward()``): a model picked per
+        step from a list (``m = models[i]``) is compiled in the loop that places the list's models
+        (``for m in models: m.to(device)``), or not at all. A one-shot benchmark that resets and reads
+        the peak-memory counter around its ``.backward()`` is not compiled: it measures the eager
+        program. A model
         class with a recurrent torch module (``nn.LSTM``, ``getattr(nn, rnn_type)``) gets
         ``torch._dynamo.config.allow_rnn = True`` before the compile (Dynamo skips RNN frames
         otherwise: zero graphs, measured on torch 2.13), unless the RNN has dropout between
@@ -224,6 +233,14 @@ class CompileInsert(Rule):
                     self._backward_route(node, call, done)
 
     def _handle(self, module: cst.Module, site: _Site, done: set[tuple[int, str]]) -> None:
+        loop = self._step_loop_holding(site.anchor)
+        if loop is not None:  # never compile once per step: compile where the models are set up, or not at all
+            moved = self._setup_site(loop, site)
+            if moved is None:
+                return
+            site = moved
+        if self._measures_eager_memory(site.anchor):
+            return
         key = (id(self.parent(site.anchor)), site.name)
         if key in done:
             return
@@ -231,6 +248,62 @@ class CompileInsert(Rule):
         if self._accelerate_route(module, site):
             return
         self._insert(module, site)
+
+    def _step_loop_holding(self, statement: cst.BaseStatement) -> cst.For | cst.While | None:
+        """The outermost loop around ``statement`` (in its function) whose body calls ``.backward()``."""
+        found: cst.For | cst.While | None = None
+        for ancestor in self.ancestors(statement):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                break
+            if isinstance(ancestor, (cst.For, cst.While)) and any(
+                isinstance(n, cst.Call) and method_name(n) == "backward" for n in child_index(self).walk(ancestor.body)
+            ):
+                found = ancestor
+        return found
+
+    def _setup_site(self, loop: cst.For | cst.While, site: _Site) -> _Site | None:
+        """``loss_model = loss_models[idx]`` inside the step loop: the models were placed earlier in
+        ``for loss_model in loss_models: loss_model.to(device)``; compile each one there, once."""
+        builder = site.builder
+        if not (isinstance(builder, cst.Subscript) and isinstance(builder.value, cst.Name)):
+            return None
+        models = builder.value.value
+        body, index = self._block_of(loop)
+        for statement in reversed(list(body[:index])):
+            if not (isinstance(statement, cst.For) and isinstance(statement.iter, cst.Name) and statement.iter.value == models):
+                continue
+            if not isinstance(statement.target, cst.Name) or not isinstance(statement.body, cst.IndentedBlock):
+                continue
+            each = statement.target.value
+            placed = [
+                s for s in statement.body.body
+                if any(
+                    isinstance(n, cst.Call) and method_name(n) in {"to", "cuda", "neuron"} and _root_name(n) == each
+                    for n in child_index(self).walk(s)
+                )
+            ]
+            if placed:
+                return _Site(each, placed[-1], before=False, builder=None)
+        return None
+
+    def _measures_eager_memory(self, statement: cst.BaseStatement) -> bool:
+        """A one-shot benchmark (no loop around its ``.backward()``) that resets the peak-memory counter
+        and reads it back: its output is the eager program's memory, which a compile would change."""
+        function = _function_of(self, statement)
+        if function is None:
+            return False
+        reset = read = False
+        for node in child_index(self).walk(function.body):
+            if not isinstance(node, cst.Call):
+                continue
+            if method_name(node) == "backward" and self._step_loop_holding(self.statement_of(node)) is not None:
+                return False
+            for name in self.qualified(node.func):
+                last = name.rsplit(".", 1)[-1]
+                if _MEMORY_API.match(name):
+                    reset |= last.startswith("reset_")
+                    read |= last.startswith("max_memory_")
+        return reset and read
 
     # ----------------------------------------------------------------- a model stored by a class
     def _class_route(self, module: cst.Module, call: cst.Call, name: str, done: set[tuple[int, str]]) -> None:
@@ -367,9 +440,15 @@ class CompileInsert(Rule):
             for n in cast("list[cst.Name]", m.findall(value, m.Name())):
                 values.extend(assigned.get(n.value, ()) if n.value != loss.value else ())
         defined = {s.name.value for s in cast("list[cst.FunctionDef | cst.ClassDef]", m.findall(module, m.FunctionDef() | m.ClassDef()))}
+        function = _function_of(self, backward)
+        # A parameter may hold any callable the caller passes (``loss_fct=None`` then a default loss):
+        # a plain function has no ``.compile``, and a loss the user chose is not the model.
+        parameters = {p.name.value for p in function.params.params} if function is not None else set()
         for value in values:
             for c in cast("list[cst.Call]", m.findall(value, m.Call())):
                 if not isinstance(c.func, cst.Name) or c.func.value in defined or self._imported(c.func):
+                    continue
+                if c.func.value in parameters:
                     continue
                 site = self._closure_site(self.statement_of(backward), c.func.value)
                 if site is not None and site.builder is not None and not self._torch_loss(site.builder):
@@ -377,6 +456,8 @@ class CompileInsert(Rule):
                     return
 
     def _torch_loss(self, builder: cst.BaseExpression) -> bool:
+        if isinstance(builder, cst.IfExp):  # nn.BCEWithLogitsLoss() if binary else nn.CrossEntropyLoss()
+            return self._torch_loss(builder.body) or self._torch_loss(builder.orelse)
         func = builder.func if isinstance(builder, cst.Call) else builder
         return any(q.startswith("torch.nn.") and q.endswith("Loss") for q in self.qualified(func))
 

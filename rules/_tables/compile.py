@@ -25,6 +25,15 @@ COMPILE_KEYWORDS: frozenset[str] = frozenset(
     }
 )
 
+# Other libraries' helpers that pass their arguments on to ``torch.compile`` (ported like it), each
+# with where that was read.
+COMPILE_FORWARDERS: dict[str, str] = {
+    # torchrl 0.14.1 torchrl/_utils.py: ``@wraps(torch.compile) def compile_with_warmup(*args, warmup=1,
+    # **kwargs)``; after ``warmup`` eager calls it calls ``torch.compile(model, *args, **kwargs)``.
+    "torchrl._utils.compile_with_warmup": "torchrl/_utils.py",
+    "torchrl.compile_with_warmup": "torchrl/__init__.py (re-export of torchrl._utils.compile_with_warmup)",
+}
+
 # Backends that only make sense on CUDA (or are Inductor itself): they become ``"neuron"``.
 CUDA_BACKENDS: frozenset[str] = frozenset(
     {"inductor", "cudagraphs", "nvprims_nvfuser", "aot_ts_nvfuser", "tensorrt", "torch_tensorrt", "openxla", "tvm", "onnxrt"}
