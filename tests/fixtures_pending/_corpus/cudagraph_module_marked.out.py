@@ -20,7 +20,7 @@ def main(cfg, loss_module, optimizer, replay_buffer):
 
     if cfg.compile.cudagraphs:
         warnings.warn("CudaGraphModule is experimental", category=UserWarning)
-        # porter: NRN104 tensordict.nn.CudaGraphModule: CUDA graphs are not available on Neuron; torch.compile(backend='neuron') compiles whole graphs
+        # porter: NRN104 tensordict.nn.CudaGraphModule: CUDA graphs are not available on Neuron (without CUDA it passes every call through); torch.compile(backend='neuron') compiles whole graphs
         update = CudaGraphModule(update, in_keys=[], out_keys=[], warmup=5)
 
     for step in range(cfg.total_steps):
