@@ -62,6 +62,8 @@ class Fp16Source:
     line: int
     what: str
     codes: tuple[str, ...]
+    # where it is (the scaler rule gives each GradScaler the sources of its own code)
+    node: cst.CSTNode | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass
@@ -392,7 +394,7 @@ class _Fp16Finder(cst.CSTVisitor):
         self.autocast_elsewhere = False  # no autocast in this file: its precision is chosen in another
 
     def _add(self, node: cst.CSTNode, what: str, *codes: str | None) -> None:
-        self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c)))
+        self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c), node))
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -475,7 +477,7 @@ class _Fp16Finder(cst.CSTVisitor):
             if named is not None and isinstance(other, (cst.Attribute, cst.Subscript)):
                 if _user_test(node, self.qualify):
                     # listed after the file's own float16 sources, which say more
-                    self.option_sources.append(Fp16Source(self.line_of(node), f"the option {self.code_of(named)} selects it", ()))
+                    self.option_sources.append(Fp16Source(self.line_of(node), f"the option {self.code_of(named)} selects it", (), node))
                 return
 
     def _precision_option(self, call: cst.Call) -> str | None:
