@@ -403,12 +403,9 @@ class HostSyncLogging(Rule):
         value, count, torch = plan.value, plan.count, plan.torch
         kept = f"({value}.detach().clone(), {count})" if count else f"{value}.detach().clone()"
         name = plan.meter.name.value
-        self.insert_after(
-            plan.init_last,
-            [cst.parse_statement(f"self.{PENDING} = []  # tensors update() keeps until the meter is read\n")],
-            None,
-            code=code,
-        )
+        first, before_first = plan.init_anchor  # first: a method __init__ calls may read the meter
+        pending = [cst.parse_statement(f"self.{PENDING} = []  # tensors update() keeps until the meter is read\n")]
+        (self.insert_before if before_first else self.insert_after)(first, pending, None, code=code)
         guard = cst.parse_statement(
             f"if isinstance({value}, {torch}.Tensor):  # read when the meter is read, not every step\n"
             f"    self.{PENDING}.append({kept})\n"

@@ -9,6 +9,7 @@ Shape recognised, all in this file (anything else: no plan, and the NRN606 marke
   statements and a last ``self.<meters>[k].update(v)``;
 * its *meter* class ``Meter`` (a class of this file): ``__init__`` and ``update(self, value[, n])``
   (no ``*args``/``**kwargs``, no ``return`` of a value), every other method an indented block, no
+  ``__getattr__``/``__getattribute__``/``__setattr__``, no
   ``_pending`` attribute yet (a ported meter is left alone: one pass is a fixed point), and none of
   the attributes ``update`` writes read from outside the class (``meter.total``: such a read
   would see values not yet read back);
@@ -40,7 +41,7 @@ class MeterPlan:
     """What the port writes for one meter class, its loggers and their call sites."""
 
     meter: cst.ClassDef
-    init_last: cst.BaseStatement  # `self._pending = []` goes after it
+    init_anchor: tuple[cst.BaseStatement, bool]  # where `self._pending = []` goes: first in __init__
     update: cst.FunctionDef
     value: str
     count: str | None  # update's second parameter (``n``), when it has one
@@ -227,6 +228,8 @@ class MeterLoggers:
         init, update = by_name.get("__init__"), by_name.get("update")
         if init is None or update is None or READ in by_name or f"self.{PENDING}" in self.scope.code(meter):
             return None
+        if {"__getattr__", "__getattribute__", "__setattr__"} & set(by_name):
+            return None  # attribute hooks could run before _pending exists
         params = update.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg is not None or params.kwonly_params:
             return None
@@ -235,8 +238,8 @@ class MeterLoggers:
             return None
         if any(isinstance(n, cst.Return) and n.value is not None for n in self.scope.index.find(update, cst.Return)):
             return None
-        init_body, anchor = _body(init), _anchor(update)
-        if not init_body or anchor is None:
+        init_anchor, anchor = _anchor(init), _anchor(update)
+        if init_anchor is None or anchor is None:
             return None
         readers: list[tuple[cst.FunctionDef, cst.BaseStatement, bool]] = []
         for method in methods:
@@ -248,7 +251,7 @@ class MeterLoggers:
             readers.append((method, *where))
         if self._read_outside(meter, self._written(update)):
             return None
-        return MeterPlan(meter, init_body[-1], update, names[1], names[2] if len(names) == 3 else None, anchor, readers)
+        return MeterPlan(meter, init_anchor, update, names[1], names[2] if len(names) == 3 else None, anchor, readers)
 
     def _written(self, update: cst.FunctionDef) -> set[str]:
         """Attributes ``update`` changes: ``self.a = ...``, ``self.a += ...``, ``self.a.append(...)``."""
