@@ -19,6 +19,7 @@ from porter.rules._lib.precision import (
     AUTOCAST,
     CUDA_AUTOCAST,
     GRAD_SCALER,
+    PARTIAL,
     SCALER_WRAPPERS,
     Fp16Source,
     Inventory,
@@ -104,8 +105,9 @@ class GradScalerRule(Rule):
         function, whose appearances are the only ones counted); every other appearance of the
         same spelling must be a recognised method call, otherwise the scaler is disabled instead of
         removed. Several scalers in one file decide each on its own (``_Owners``): a float16
-        reason on a scaler's construction, or inside a function where only that scaler appears
-        and no value leaves, keeps that scaler only; any other float16 source keeps them all. Known misses: a scaler constructed in another module and passed in (its uses
+        reason on a scaler's construction, or an autocast inside a function where only that
+        scaler appears and no value leaves, keeps that scaler only; any other float16 source
+        keeps them all. Known misses: a scaler constructed in another module and passed in (its uses
         are left as they are, and stay correct once the constructing file is ported); wrapper
         calls are recognised by a callee named ``*scaler`` with a loss and an optimizer.
     """
@@ -507,12 +509,14 @@ class _Owners:
     """Which of the file's GradScalers a float16 source keeps (each scaler decides on its own).
 
     Heuristic: a reason found on a scaler's own construction (``enabled=args.fp16``, built under
-    ``if args.fp16:``) is that scaler's alone. Any other source inside a function where only some
-    scalers appear (built, stepped, scaled) is theirs, unless values can leave that function (a
-    ``return``/``yield`` of a value, or the source is stored in an attribute, a subscript or a
-    global): then, like a source at module level or in a function no scaler appears in, it keeps
-    every scaler of the file. Known miss: float16 reaching a scaler through a call the file makes
-    into a function with no return (it is then not counted for that scaler)."""
+    ``if args.fp16:``) is that scaler's alone. An autocast (the call, or the dtype it is given)
+    inside a function where only some scalers appear (built, stepped, scaled) is theirs, unless
+    values can leave that function (a ``return``/``yield`` of a value, a ``global``). Every other
+    source keeps every scaler of the file: one at module level or in a function no scaler appears
+    in, and any float16 made outside an autocast (``.half()``, ``.to(torch.float16)``,
+    ``set_default_dtype``, a dtype variable), which may change a model another scaler's loss
+    comes from. Known miss: an autocast whose loss is returned through an object the function
+    mutates (then counted for that function's scalers only)."""
 
     def __init__(self, rule: GradScalerRule, bindings: list[_Binding]) -> None:
         self.rule = rule
@@ -528,25 +532,27 @@ class _Owners:
         if id(node) in self.calls:
             return node is binding.call
         function = _function_of(self.rule, node)
-        if function is None or id(function) not in self.anywhere or self._leaves(function, node):
+        if function is None or id(function) not in self.anywhere or not self._autocast(node) or self._leaves(function):
             return True
         return id(function) in self.touched[id(binding.call)]
 
-    def _leaves(self, function: cst.FunctionDef, node: cst.CSTNode) -> bool:
+    def _autocast(self, node: cst.CSTNode) -> bool:
+        """``node`` is an autocast call (or ``partial(autocast, ...)``), or an argument of one."""
+        for candidate in (node, *self.rule.ancestors(node)):
+            if isinstance(candidate, cst.Call):
+                names = self.rule.qualified(candidate.func)
+                if names & (AUTOCAST | CUDA_AUTOCAST) or names & PARTIAL and candidate.args and self.rule.qualified(candidate.args[0].value) & (AUTOCAST | CUDA_AUTOCAST):
+                    return True
+            if isinstance(candidate, cst.BaseStatement):
+                return False
+        return False
+
+    def _leaves(self, function: cst.FunctionDef) -> bool:
         if id(function) not in self._exits:
             exits = _Exits()
             function.visit(exits)
             self._exits[id(function)] = exits.found
-        if self._exits[id(function)]:
-            return True
-        for parent in self.rule.ancestors(node):
-            if isinstance(parent, cst.Assign):
-                return any(not isinstance(target.target, cst.Name) for target in parent.targets)
-            if isinstance(parent, (cst.AnnAssign, cst.AugAssign)):
-                return not isinstance(parent.target, cst.Name)
-            if isinstance(parent, cst.BaseStatement):
-                return False
-        return False
+        return self._exits[id(function)]
 
 
 class _Exits(cst.CSTVisitor):
