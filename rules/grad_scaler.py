@@ -138,7 +138,7 @@ class GradScalerRule(Rule):
         blockers = self._shared_inventory(node).blockers(self.options.selects)
         owners = _Owners(self, finder.bindings)
         for binding in finder.bindings:
-            own = [source for source in blockers if owners.owns(binding, source)]
+            own = owners.reasons(binding, blockers)
             if own:
                 self._keep_for_fp16(binding, own[0].line, own[0].what)
             elif binding.blocked_by is not None or binding.statement is None:
@@ -525,6 +525,10 @@ class _Owners:
         self.anywhere: set[int] = set().union(*self.touched.values())
         self._exits: dict[int, bool] = {}
 
+    def reasons(self, binding: _Binding, blockers: list[Fp16Source]) -> list[Fp16Source]:
+        """The float16 sources that keep this scaler (empty: it can go)."""
+        return [source for source in blockers if self.owns(binding, source)]
+
     def owns(self, binding: _Binding, source: Fp16Source) -> bool:
         node = source.node
         if node is None:
@@ -570,3 +574,12 @@ class _Exits(cst.CSTVisitor):
 
     def visit_Global(self, node: cst.Global) -> None:
         self.found = True
+
+
+def kept_scalers(rule: Rule, blockers: list[Fp16Source]) -> list[cst.Call]:
+    """The GradScaler constructions of the file that float16 keeps (``ScalerStays``: an optimizer
+    next to a kept scaler gets no ``fused=True``), decided as this rule decides them."""
+    finder = _ScalerFinder(rule)  # type: ignore[arg-type]  # only Rule's tree queries are used
+    visit_original(child_index(rule), rule.context.module, finder)
+    owners = _Owners(rule, finder.bindings)  # type: ignore[arg-type]
+    return [binding.call for binding in finder.bindings if owners.reasons(binding, blockers)]
