@@ -38,6 +38,13 @@ by its last name) that does one of these, directly or through other such functio
 
 Verifier findings: totalled from a ``verifier`` field per file in the JSON report when porter has
 one; otherwise the table says the verifier is not in this porter.
+
+Per run the table also gives edits by rule (safe / review edits and markers per rule name, from the
+report's changes and porter's rule registry) and the repository-wide row: how many files the rules
+that act only in files being ported (``requires_port_context``: the performance rules NRN4xx-NRN8xx
+and fp16->bf16, which a repository port runs on every Python file) touched, and how many of those
+hold no ``cuda`` string at all (case-insensitive, in the original bytes): files reached only because
+their repository is ported.
 """
 
 from __future__ import annotations
@@ -439,6 +446,27 @@ class FileResult:
     identical: bool = True  # for unchanged files
     changes: list[dict[str, Any]] = field(default_factory=list)
     verifier: list[dict[str, Any]] = field(default_factory=list)
+    cuda_string: bool = False  # the original holds "cuda" (any case) somewhere
+
+
+CUDA_STRING = re.compile(rb"cuda", re.I)
+
+
+@dataclass(frozen=True)
+class RuleIndex:
+    """Porter's rules by code: the rule's name, and whether it acts only in files being ported."""
+
+    names: dict[str, str]
+    port_context: frozenset[str]
+
+    @classmethod
+    def of_porter(cls) -> RuleIndex:
+        sys.path.insert(0, str(ROOT))
+        from porter.engine.registry import all_rules
+
+        rules = all_rules()
+        names = {code: rule.name for rule in rules for code in rule.all_codes()}
+        return cls(names, frozenset(code for rule in rules if rule.requires_port_context for code in rule.all_codes()))
 
 
 def _report_files(report: dict[str, Any], tree: Path) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]], dict[str, Any] | None]:
@@ -508,7 +536,8 @@ def _check_style(files: list[CorpusFile], style: str, base: Path, elapsed: float
     for f in files:
         original = (tree / f.project / f.rel).read_bytes()
         ported_path = out / f.project / f.rel
-        result = FileResult(f.key, "unchanged", original_compiles=_compiles(original, f.key))
+        result = FileResult(f.key, "unchanged", original_compiles=_compiles(original, f.key),
+                            cuda_string=CUDA_STRING.search(original) is not None)
         if f.key in failures:
             result.status, result.failure = "failed", str(failures[f.key].get("reason"))
             result.failure_kind = str(failures[f.key].get("kind"))
@@ -585,8 +614,27 @@ def pct(n: int, d: int) -> str:
     return f"{100.0 * n / d:.1f}% ({n}/{d})" if d else "n/a (0)"
 
 
-def summarize(run: dict[str, Any]) -> dict[str, Any]:
+def by_rule(results: list[FileResult], rules: RuleIndex) -> dict[str, dict[str, int]]:
+    """Safe edits, review edits and markers per rule name (a code porter does not list: itself)."""
+    counts: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for r in results:
+        for change in r.changes:
+            kind = "markers" if change.get("kind") == "marker" else str(change.get("safety"))
+            counts[rules.names.get(change["code"], change["code"])][kind] += 1
+    table = {name: {k: c[k] for k in ("safe", "review", "markers")} for name, c in counts.items()}
+    return dict(sorted(table.items(), key=lambda item: (-sum(item[1].values()), item[0])))
+
+
+def repo_wide(results: list[FileResult], rules: RuleIndex) -> tuple[list[str], list[str]]:
+    """(files the port-context rules touched, those of them with no CUDA string)."""
+    touched = [r for r in results if r.status == "changed" and any(c["code"] in rules.port_context for c in r.changes)]
+    return [r.key for r in touched], [r.key for r in touched if not r.cuda_string]
+
+
+def summarize(run: dict[str, Any], rules: RuleIndex | None = None) -> dict[str, Any]:
+    rules = rules or RuleIndex.of_porter()
     results: list[FileResult] = run["results"]
+    wide, wide_no_cuda = repo_wide(results, rules)
     changed = [r for r in results if r.status == "changed"]
     touched = [r for r in results if r.status in ("changed",)]
     edits = [c for r in results for c in r.changes if c.get("kind") == "edit"]
@@ -616,6 +664,10 @@ def summarize(run: dict[str, Any]) -> dict[str, Any]:
         "identical": [sum(r.identical for r in unchanged), len(unchanged)],
         "by_code": dict(collections.Counter(c["code"] for c in edits + markers).most_common()),
         "edits_by_code": dict(collections.Counter(c["code"] for c in edits).most_common()),
+        "by_rule": by_rule(results, rules),
+        "repo_wide_files": len(wide),
+        "repo_wide_no_cuda": len(wide_no_cuda),
+        "repo_wide_no_cuda_files": wide_no_cuda,
         "verifier": verifier,
         "seconds": round(run["seconds"], 1),
         "not_idempotent": [r.key for r in results if r.status != "failed" and not r.idempotent],
@@ -644,6 +696,7 @@ def print_table(summaries: dict[str, dict[str, Any]], corpus: dict[str, Any], he
     row("crashes (internal)", lambda s: str(s["crashes"]))
     row("edits safe / review", lambda s: f"{s['edits_safe']} / {s['edits_review']}")
     row("review markers", lambda s: str(s["markers"]))
+    row("repo-wide rules: files", lambda s: f"{s['repo_wide_files']} ({s['repo_wide_no_cuda']} no CUDA string)")
     row("re-parse", lambda s: pct(*s["reparse"]))
     row("compile (orig. compiled)", lambda s: pct(*s["compile"]))
     row("idempotent", lambda s: pct(*s["idempotent"]))
@@ -662,12 +715,19 @@ def print_table(summaries: dict[str, dict[str, Any]], corpus: dict[str, Any], he
                    key=lambda c: -sum(summaries[s]["by_code"].get(c, 0) for s in styles))
     for code in codes:
         row(f"  {code}", lambda s, code=code: str(s["by_code"].get(code, 0)))
+    names = sorted({n for s in styles for n in summaries[s]["by_rule"]},
+                   key=lambda n: -sum(sum(summaries[s]["by_rule"].get(n, {}).values()) for s in styles))
+    for name in names:
+        row(f"  {name}", lambda s, name=name: "{safe} / {review} / {markers}".format(
+            **s["by_rule"].get(name, {"safe": 0, "review": 0, "markers": 0})))
     print(f"corpus: {corpus['files']} files from {corpus['projects']} projects ({corpus['scripts']} scripts)")
     print(f"{'':<{width}} | " + " | ".join(f"{s:<24}" for s in styles))
     print("-" * (width + 1) + "+" + "+".join("-" * 26 for _ in styles))
     for label, cells in rows:
         if label == f"  {codes[0] if codes else ''}":
             print(f"{'changes by rule code':<{width}} |")
+        if label == f"  {names[0] if names else ''}":
+            print(f"{'by rule: safe/review/marks':<{width}} |")
         print(f"{label:<{width}} | " + " | ".join(f"{c:<24}" for c in cells))
 
 

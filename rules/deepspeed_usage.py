@@ -44,7 +44,9 @@ class DeepSpeedUsage(Rule):
 
     Safety:
         Review markers only. A DeepSpeed config loaded from JSON is seen only at the
-        ``initialize`` call; the JSON file itself is not read.
+        ``initialize`` call; this rule does not read the JSON file, which the config port
+        (``porter/filetypes/configs.py``) ports: its fp16 section to bf16 (NRN291), and its
+        ``communication_data_type``/``grad_accum_dtype`` following that section (NRN292).
     """
 
     code: ClassVar[str] = "NRN304"

@@ -19,7 +19,9 @@ from porter.rules._lib.precision import (
     AUTOCAST,
     CUDA_AUTOCAST,
     GRAD_SCALER,
+    PARTIAL,
     SCALER_WRAPPERS,
+    Fp16Source,
     Inventory,
     autocast_args,
     keyword_arg,
@@ -41,6 +43,8 @@ class _Binding:
     text: str | None
     rewrites: list[tuple[str, cst.CSTNode]] = field(default_factory=list)  # (method, node)
     blocked_by: str | None = None  # why uses cannot be rewritten (then the scaler is disabled)
+    scope: cst.FunctionDef | None = None  # a local name's function (None: the name is the file's)
+    seen: list[cst.CSTNode] = field(default_factory=list)  # every appearance of the name
 
 
 class GradScalerRule(Rule):
@@ -97,10 +101,13 @@ class GradScalerRule(Rule):
         scaler wrapper module: then the port assumes the files using it are ported too): the port computes what the float16 script computed with
         scaling cancelled out, minus skipped steps on overflow (bfloat16 does not overflow where
         float16 did). Receiver heuristic: a name or attribute (``scaler``, ``self.scaler``)
-        assigned once from a GradScaler constructor in this file; every other appearance of the
+        assigned once from a GradScaler constructor in this file (a local name: once in its
+        function, whose appearances are the only ones counted); every other appearance of the
         same spelling must be a recognised method call, otherwise the scaler is disabled instead of
-        removed (a same-named variable in another function makes the rule conservative, never
-        wrong). Known misses: a scaler constructed in another module and passed in (its uses
+        removed. Several scalers in one file decide each on its own (``_Owners``): a float16
+        reason on a scaler's construction, or an autocast inside a function where only that
+        scaler appears and no value leaves, keeps that scaler only; any other float16 source
+        keeps them all. Known misses: a scaler constructed in another module and passed in (its uses
         are left as they are, and stay correct once the constructing file is ported); wrapper
         calls are recognised by a callee named ``*scaler`` with a loss and an optimizer.
     """
@@ -125,12 +132,15 @@ class GradScalerRule(Rule):
         finder = _ScalerFinder(self)
         visit_original(child_index(self), node, finder)
         self._bindings = {id(binding.call): binding for binding in finder.bindings}
+        self._marked: set[int] = set()
         if not finder.bindings:
             return
         blockers = self._shared_inventory(node).blockers(self.options.selects)
+        owners = _Owners(self, finder.bindings)
         for binding in finder.bindings:
-            if blockers:
-                self._keep_for_fp16(binding, blockers[0].line, blockers[0].what)
+            own = owners.reasons(binding, blockers)
+            if own:
+                self._keep_for_fp16(binding, own[0].line, own[0].what)
             elif binding.blocked_by is not None or binding.statement is None:
                 self._disable(binding, finder.state_uses.get(binding.text or "", []))
             else:
@@ -181,7 +191,10 @@ class GradScalerRule(Rule):
             if cuda_first or implicit or gate:
                 was = "GradScaler()" if implicit else 'GradScaler("cuda")'
                 self.replace(call, port, f'{was} -> GradScaler("neuron") (float16 kept{gated})', code="NRN205")
-        self.mark(call, f"GradScaler kept: float16 remains ({what}, line {line}); make it bfloat16, then drop the scaler", code="NRN206")
+        statement = self.statement_of(call)
+        if id(statement) not in self._marked:  # one marker per line (a scaler chosen by `... if v else ...`)
+            self._marked.add(id(statement))
+            self.mark(call, f"GradScaler kept: float16 remains ({what}, line {line}); make it bfloat16, then drop the scaler", code="NRN206")
 
     def _fp16_gate(self, call: cst.Call) -> str | None:
         """``amp_dtype == torch.float16`` when the file's autocasts all take their dtype from one
@@ -331,14 +344,21 @@ class _ScalerFinder(cst.CSTVisitor):
         self.bindings: list[_Binding] = []
         self.state_uses: dict[str, list[cst.CSTNode]] = {}
         self._appearances: dict[str, list[cst.CSTNode]] = {}
-        self._params: set[str] = set()
+        self._params: dict[str, list[cst.Param]] = {}
+        self._globals: set[str] = set()  # names a function declares global / nonlocal
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.rule.qualified(node.func) & GRAD_SCALER:
             self.bindings.append(self._bind(node))
 
     def visit_Param(self, node: cst.Param) -> None:
-        self._params.add(node.name.value)
+        self._params.setdefault(node.name.value, []).append(node)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self._globals.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self._globals.update(item.name.value for item in node.names)
 
     def visit_Name(self, node: cst.Name) -> None:
         parent = self.rule.parent(node)
@@ -366,9 +386,12 @@ class _ScalerFinder(cst.CSTVisitor):
         return _Binding(call=call, statement=statement if whole_line else None, text=text, blocked_by=None if text else "it is not assigned directly to a name")  # type: ignore[arg-type]
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        texts = [binding.text for binding in self.bindings if binding.text]
         for binding in self.bindings:
-            if binding.text and texts.count(binding.text) > 1:
+            if binding.text and "." not in binding.text and binding.text not in self._globals:
+                binding.scope = _function_of(self.rule, binding.call)
+        texts = [(binding.text, binding.scope) for binding in self.bindings if binding.text]
+        for binding in self.bindings:
+            if binding.text and texts.count((binding.text, binding.scope)) > 1:
                 binding.blocked_by = binding.blocked_by or f"{binding.text} is constructed more than once"
             if binding.text:
                 self._classify(binding)
@@ -376,9 +399,12 @@ class _ScalerFinder(cst.CSTVisitor):
     def _classify(self, binding: _Binding) -> None:
         text = binding.text
         assert text is not None
-        if "." not in text and text in self._params:
+        if any(self._in_scope(param, binding) for param in self._params.get(text, []) if "." not in text):
             binding.blocked_by = binding.blocked_by or f"a parameter is also named {text}"
         for node in self._appearances.get(text, []):
+            if not self._in_scope(node, binding):
+                continue  # another function's variable of the same name
+            binding.seen.append(node)
             if self._is_target(node, binding):
                 continue
             method, where = self._method_use(node)
@@ -389,6 +415,9 @@ class _ScalerFinder(cst.CSTVisitor):
                 binding.blocked_by = binding.blocked_by or f"{text} is passed on or tested as a value"
             else:
                 binding.rewrites.append((method, where))
+
+    def _in_scope(self, node: cst.CSTNode, binding: _Binding) -> bool:
+        return binding.scope is None or any(a is binding.scope for a in self.rule.ancestors(node))
 
     def _is_target(self, node: cst.CSTNode, binding: _Binding) -> bool:
         """Whether ``node`` is assigned to; any assignment but the construction blocks removal."""
@@ -470,3 +499,87 @@ class _AutocastDtypes(cst.CSTVisitor):
         text = dotted(node.target) if isinstance(node.target, (cst.Name, cst.Attribute)) else None
         if text:
             self.targets.setdefault(text, []).append(node)
+
+
+def _function_of(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
+    return next((a for a in rule.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+
+class _Owners:
+    """Which of the file's GradScalers a float16 source keeps (each scaler decides on its own).
+
+    Heuristic: a reason found on a scaler's own construction (``enabled=args.fp16``, built under
+    ``if args.fp16:``) is that scaler's alone. An autocast (the call, or the dtype it is given)
+    inside a function where only some scalers appear (built, stepped, scaled) is theirs, unless
+    values can leave that function (a ``return``/``yield`` of a value, a ``global``). Every other
+    source keeps every scaler of the file: one at module level or in a function no scaler appears
+    in, and any float16 made outside an autocast (``.half()``, ``.to(torch.float16)``,
+    ``set_default_dtype``, a dtype variable), which may change a model another scaler's loss
+    comes from. Known miss: an autocast whose loss is returned through an object the function
+    mutates (then counted for that function's scalers only)."""
+
+    def __init__(self, rule: GradScalerRule, bindings: list[_Binding]) -> None:
+        self.rule = rule
+        self.calls = {id(binding.call) for binding in bindings}
+        self.touched = {id(b.call): {id(_function_of(rule, n)) for n in (b.call, *b.seen)} for b in bindings}
+        self.anywhere: set[int] = set().union(*self.touched.values())
+        self._exits: dict[int, bool] = {}
+
+    def reasons(self, binding: _Binding, blockers: list[Fp16Source]) -> list[Fp16Source]:
+        """The float16 sources that keep this scaler (empty: it can go)."""
+        return [source for source in blockers if self.owns(binding, source)]
+
+    def owns(self, binding: _Binding, source: Fp16Source) -> bool:
+        node = source.node
+        if node is None:
+            return True
+        if id(node) in self.calls:
+            return node is binding.call
+        function = _function_of(self.rule, node)
+        if function is None or id(function) not in self.anywhere or not self._autocast(node) or self._leaves(function):
+            return True
+        return id(function) in self.touched[id(binding.call)]
+
+    def _autocast(self, node: cst.CSTNode) -> bool:
+        """``node`` is an autocast call (or ``partial(autocast, ...)``), or an argument of one."""
+        for candidate in (node, *self.rule.ancestors(node)):
+            if isinstance(candidate, cst.Call):
+                names = self.rule.qualified(candidate.func)
+                if names & (AUTOCAST | CUDA_AUTOCAST) or names & PARTIAL and candidate.args and self.rule.qualified(candidate.args[0].value) & (AUTOCAST | CUDA_AUTOCAST):
+                    return True
+            if isinstance(candidate, cst.BaseStatement):
+                return False
+        return False
+
+    def _leaves(self, function: cst.FunctionDef) -> bool:
+        if id(function) not in self._exits:
+            exits = _Exits()
+            function.visit(exits)
+            self._exits[id(function)] = exits.found
+        return self._exits[id(function)]
+
+
+class _Exits(cst.CSTVisitor):
+    """Whether a function hands values out (``return value``, ``yield``) or declares a global."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found = False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = self.found or node.value is not None
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found = True
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found = True
+
+
+def kept_scalers(rule: Rule, blockers: list[Fp16Source]) -> list[cst.Call]:
+    """The GradScaler constructions of the file that float16 keeps (``ScalerStays``: an optimizer
+    next to a kept scaler gets no ``fused=True``), decided as this rule decides them."""
+    finder = _ScalerFinder(rule)  # type: ignore[arg-type]  # only Rule's tree queries are used
+    visit_original(child_index(rule), rule.context.module, finder)
+    owners = _Owners(rule, finder.bindings)  # type: ignore[arg-type]
+    return [binding.call for binding in finder.bindings if owners.reasons(binding, blockers)]

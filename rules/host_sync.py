@@ -34,6 +34,7 @@ from porter.rules._lib.hostsync import (
     has_comparison,
     strip_host,
 )
+from porter.rules._lib.hostsync.meters import PENDING, READ, MeterPlan
 from porter.rules._lib.nodes import dotted
 
 # A file can only have a step loop if one of these words appears.
@@ -70,6 +71,12 @@ def _detached(updated: cst.CSTNode) -> cst.CSTNode:
     """``out.mean().item()`` -> ``out.mean().detach()``: the value stays a tensor until it is logged."""
     assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
     return updated.with_changes(func=updated.func.with_changes(attr=cst.Name("detach")))
+
+
+def _unread(updated: cst.CSTNode) -> cst.CSTNode:
+    """``acc1.item()`` -> ``acc1``."""
+    assert isinstance(updated, cst.Call) and isinstance(updated.func, cst.Attribute)
+    return updated.func.value
 
 
 def _read_item(updated: cst.CSTNode) -> cst.CSTNode:
@@ -300,6 +307,13 @@ class HostSyncLogging(Rule):
         under the same interval (NRN604), unless an ``if`` in the loop that names profiling or timing
         (``if profiling:``, ``if args.timing:``) guards them: the user chose that sync for honest
         timers. A ``while`` loop with no counter gets an NRN607 marker.
+        A DeiT/timm-style metric logger (``MetricLogger.update(**kwargs)`` doing ``v.item()`` into
+        ``SmoothedValue`` meters, shape in ``rules/_lib/hostsync/meters.py``) keeps the tensors
+        instead (NRN608): the meter's ``update`` stores a detached copy, and every other method of
+        the meter (``median``, ``global_avg``, ``__str__``, ``synchronize_between_processes``) first
+        reads the stored tensors back, in order, through the meter's own ``update``; the loops'
+        ``logger.update(loss=loss.item())`` / ``logger.meters["acc1"].update(acc1.item(), n=b)``
+        pass the tensor. The logger prints when it did, the same numbers.
 
     Why:
         Reading a device value as text is a host sync (``.item()`` copies to the host and waits
@@ -321,10 +335,22 @@ class HostSyncLogging(Rule):
             if step % LOG_INTERVAL == 0:
                 print(f"step {step} loss {loss.item():.4f}")
 
+        A metric logger's meter (NRN608), ``def update(self, value, n=1):`` then gets
+            if isinstance(value, torch.Tensor):  # read when the meter is read, not every step
+                self._pending.append((value.detach().clone(), n))
+                return
+            self._read_pending()
+
     Safety:
         Review: output frequency changes (one line per interval instead of per step; a
         progress-bar postfix updates every N steps; a running value is logged as its mean over
-        the interval), and the marker in the source says so. Statements already under an ``if``
+        the interval), and the marker in the source says so. NRN608 changes no output: the values
+        and the lines printed are the same (read back through the meter's own ``update``, in order;
+        ``.clone()`` keeps a tensor changed in place later); what moves is when ``.item()`` runs, so
+        an error it raises (a tensor of several elements) comes where the meter is read, and the
+        tensors of one printing interval stay allocated until then. A meter read from outside
+        its class (``meter.total``) or a logger given meters of another class is left (NRN606).
+        Statements already under an ``if``
         that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
         ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
         (its calls are ``.item()``/``.detach()``/``get_last_lr()``-like readers); a kept-on-device
@@ -342,6 +368,7 @@ class HostSyncLogging(Rule):
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN604": "per-step torch.cuda/neuron.synchronize() moved under the logging interval",
         "NRN607": "per-step logging in a loop with no step counter: review marker",
+        "NRN608": "metric logger meters keep device values and read them when they are read (printed): no per-step .item()",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = _ORDER
@@ -367,6 +394,50 @@ class HostSyncLogging(Rule):
                 self._add_enumerate(loop)
         if any(loop.uses_constant for loop in moved_loops.values()) and not self._has_constant(node):
             self._insert_constant(analysis)
+        for plan in analysis.meters:
+            self._port_meter(plan)
+
+    def _port_meter(self, plan: MeterPlan) -> None:
+        """The meter keeps tensors (detached copies) and reads them back, in order, when it is read."""
+        code = "NRN608"
+        value, count, torch = plan.value, plan.count, plan.torch
+        kept = f"({value}.detach().clone(), {count})" if count else f"{value}.detach().clone()"
+        name = plan.meter.name.value
+        first, before_first = plan.init_anchor  # first: a method __init__ calls may read the meter
+        pending = [cst.parse_statement(f"self.{PENDING} = []  # tensors update() keeps until the meter is read\n")]
+        (self.insert_before if before_first else self.insert_after)(first, pending, None, code=code)
+        guard = cst.parse_statement(
+            f"if isinstance({value}, {torch}.Tensor):  # read when the meter is read, not every step\n"
+            f"    self.{PENDING}.append({kept})\n"
+            f"    return\n"
+        )
+        statement, before = plan.update_anchor
+        new = [guard, cst.parse_statement(f"self.{READ}()\n")]
+        message = f"{name}.update keeps device values; they are read when the meter is read (printed), not every step"
+        (self.insert_before if before else self.insert_after)(statement, new, message, code=code)
+        loop = f"for {value}, {count} in pending:\n        self.update({value}.item(), {count})\n" if count else (
+            f"for {value} in pending:\n        self.update({value}.item())\n"
+        )
+        method = cst.parse_statement(
+            f"def {READ}(self):\n"
+            f'    """Read the tensors update() kept, in order (where the meter is read: its printing interval)."""\n'
+            f"    pending, self.{PENDING} = self.{PENDING}, []\n"
+            f"    {loop}"
+        ).with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+        self.insert_after(plan.update, [method], None, code=code)
+        for _method, anchor, before in plan.readers:
+            read = [cst.parse_statement(f"self.{READ}()\n")]
+            (self.insert_before if before else self.insert_after)(anchor, read, None, code=code)
+        for branch, _item, call in plan.logger_ifs:
+            def keep(updated: cst.CSTNode, call: str = call) -> cst.CSTNode:
+                assert isinstance(updated, cst.If)
+                body = [cst.parse_statement(f"{call}  # the meter reads it when it prints\n"), cst.parse_statement("continue\n")]
+                return updated.with_changes(body=updated.body.with_changes(body=body))
+
+            self.replace(branch, keep, f"tensors go to the {name} meter as they are (no .item() every step)", code=code)
+        for item in plan.stripped:
+            shown = _describe(item, self.context.module)
+            self.replace(item, _unread, f"{shown} -> the tensor: the {name} meter reads it when it prints", code=code, drops_calls=True)
 
     def _move(self, site: Site, created: set[int]) -> bool:
         loop = site.loop
@@ -481,7 +552,8 @@ class HostSyncControlFlow(Rule):
         (``metric_logger.update(loss=loss.item())``) gets an NRN606 marker, including those inside a
         function or method of the same file that the loop calls every step (``f()``, ``self.m()``,
         ``obj.m()`` with ``obj = LocalClass(...)``; one call level deep), such as a
-        ``MetricLogger.update`` that calls ``v.item()``, and logging statements the logging rule
+        ``MetricLogger.update`` that calls ``v.item()`` (unless the logging rule keeps its values in
+        the meters, NRN608), and logging statements the logging rule
         left every step because what they print syncs every step anyway. A ``return loss_val.item()``
         of a function the loop calls every step is control flow (NRN602) when the loop tests what
         it returns (``losses.append(train(epoch))`` then ``if losses[-1] < best:``). Only NRN602 (and the

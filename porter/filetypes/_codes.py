@@ -144,7 +144,9 @@ DOCS: dict[str, CodeDoc] = {
         "config precision / dtype: 16-mixed, fp16, float16 -> bf16 forms",
         "`precision` (and `*_precision`) values `16`, `16-mixed`, `16-true`, `fp16`, `float16`, `half` become\n"
         "`bf16-mixed`, `bf16-true`, `bf16`, `bfloat16`; dtype keys (`dtype`, `torch_dtype`, `amp_dtype`,\n"
-        "`param_dtype`, ...) with `float16`/`fp16`/`half` become `bfloat16`/`bf16`.",
+        "`param_dtype`, ...) with `float16`/`fp16`/`half` become `bfloat16`/`bf16`. In a DeepSpeed config with an\n"
+        "fp16/bf16 section, `communication_data_type` and `data_types.grad_accum_dtype` follow that section: bf16 when\n"
+        "it ends up bf16, kept with a marker while it stays fp16 or \"auto\" (one precision per config).",
         "TorchNeuron autocast defaults to float16 unless bf16 is asked for, and bf16 needs no loss scaling\n"
         "(torch-neuronx source, csrc/amp/autocast_mode.cpp; PyTorch AMP docs). `16` is Lightning's spelling of 16-mixed, so it becomes \"bf16-mixed\".",
         "precision: 16-mixed",

@@ -33,6 +33,10 @@ _DTYPE_KEYS = frozenset(
 _DTYPE = {"float16": "bfloat16", "fp16": "bf16", "half": "bfloat16", "torch.float16": "torch.bfloat16", "torch.half": "torch.bfloat16"}
 _FP16_FLAGS = {"fp16": "bf16", "use_fp16": "use_bf16", "fp16_enabled": "bf16_enabled"}
 _ACCELERATE_KEYS = frozenset({"compute_environment", "distributed_type"})
+# DeepSpeed dtypes that follow the config's own fp16/bf16 section (top level, or data_types.*):
+# one precision story per config, never bf16 collectives next to a kept fp16 section.
+_FOLLOWING_KEYS = frozenset({"communication_data_type", "seq_parallel_communication_data_type", "grad_accum_dtype"})
+_SECTIONS = ("fp16", "bf16", "bfloat16")
 _JSON_NOTE = "not written (JSON has no comments): "
 
 
@@ -83,11 +87,21 @@ class ConfigPort:
     def run(self, roots: list[Node]) -> None:
         for root in roots:
             accelerate = root.kind == "map" and bool(_ACCELERATE_KEYS & set(root.keys()))
+            self._story: dict[int, str] = {}  # a config's precision after its fp16 block's port
+            maps: dict[tuple[str, ...], Node] = {}
+            following: list[tuple[Node, Node, Node]] = []
             for path, mapping in walk_maps(root):
+                maps[path] = mapping
+                holder = _section_holder(maps, path)
                 for key, value in mapping.items:
-                    self.entry(mapping, key, value)
+                    if holder is not None and str(key.value).lower() in _FOLLOWING_KEYS:
+                        following.append((holder, key, value))  # after the section's own port
+                    else:
+                        self.entry(mapping, key, value)
                 if accelerate and not path:
                     self.accelerate(mapping)
+            for holder, key, value in following:
+                self.following_dtype(holder, key, value)
 
     def entry(self, mapping: Node, key: Node, value: Node) -> None:
         name = str(key.value)
@@ -137,10 +151,29 @@ class ConfigPort:
             if self.set_value(value, False, "NRN291", message, Safety.REVIEW):
                 self.set_value(sibling, True, "NRN291", None, Safety.REVIEW)
 
+    def following_dtype(self, holder: Node, key: Node, value: Node) -> None:
+        """``communication_data_type`` & co. in a DeepSpeed config with an fp16/bf16 section: bf16
+        when the section ends up bf16, kept (marked) while an fp16 section stays fp16 or "auto"."""
+        name = str(key.value)
+        text = str(value.value).strip().lower() if value.kind == "scalar" and isinstance(value.value, str) else ""
+        if text not in _DTYPE:
+            return
+        story = self._story.get(id(holder)) or _static_story(holder)
+        new = _DTYPE[text]
+        if story == "bf16":
+            self.set_value(value, new, "NRN292", f"{name}: {value.value} -> {new} (follows the config's bf16 section)", Safety.REVIEW)
+        elif story in ("fp16", "auto"):
+            section = "stays fp16" if story == "fp16" else 'is "auto" (TrainingArguments decide)'
+            self.mark(key, "NRN292", f"{name} {value.value} kept: the config's fp16 section {section}; on Trainium switch both to bf16")
+        elif name.lower() in _DTYPE_KEYS:  # no reduced precision section enabled: a dtype key as any other
+            self.set_value(value, new, "NRN292", f"{name}: {value.value} -> {new}", Safety.REVIEW)
+
     def fp16_block(self, mapping: Node, key: Node, block: Node) -> None:
         """DeepSpeed ``"fp16": {"enabled": true, ...}`` -> bf16 (``"auto"`` is left to TrainingArguments)."""
+        self._story[id(mapping)] = "fp16"  # until a switch below is written
         enabled = block.get("enabled")
         if enabled is None or not _true(enabled):
+            self._story.pop(id(mapping))
             return
         message = "fp16 -> bf16: DeepSpeed bf16 needs no loss scaling (review the loss-scale settings)"
         bf16 = mapping.get("bf16") or mapping.get("bfloat16")
@@ -149,37 +182,43 @@ class ConfigPort:
             if other is not None and other.kind == "scalar" and not _true(other) and self.editable(other):
                 if self.set_value(enabled, False, "NRN291", message, Safety.REVIEW):
                     self.set_value(other, True, "NRN291", None, Safety.REVIEW)
+                    self._story[id(mapping)] = "bf16"
             else:
                 self.mark(key, "NRN291", "fp16 and bf16 blocks both set: enable bf16 only")
             return
         if set(block.keys()) == {"enabled"}:
-            self.rename_key(key, "bf16", "NRN291", message, Safety.REVIEW)
+            if self.rename_key(key, "bf16", "NRN291", message, Safety.REVIEW):
+                self._story[id(mapping)] = "bf16"
             return
-        self.insert_bf16_block(key, block, message)
+        if self.insert_bf16_block(key, block, message):
+            self._story[id(mapping)] = "bf16"
 
-    def insert_bf16_block(self, key: Node, block: Node, message: str) -> None:
-        """Keep the fp16 block (its loss-scale keys would be rejected under bf16), disabled; add bf16 before it."""
+    def insert_bf16_block(self, key: Node, block: Node, message: str) -> bool:
+        """Keep the fp16 block (its loss-scale keys would be rejected under bf16), disabled; add bf16
+        before it. True when written."""
         doc = self.doc
         line, column = key.start
         if doc.body(line)[:column].strip() or not doc.wants("NRN291") or doc.touched(line) or self.fmt == "toml":
             self.mark(key, "NRN291", "switch fp16 to bf16: add a bf16 block with enabled true and disable this one")
-            return
+            return False
         indent = doc.body(line)[:column]
         enabled = block.get("enabled")
         enabled_key = block.key_node("enabled")
         if enabled is None or enabled_key is None:
-            return
+            return False
         if self.fmt == "json":
             quote = '"' if key.style != "'" else "'"
             new = [f'{indent}{quote}bf16{quote}: {{{quote}enabled{quote}: true}},']
         else:
             if block.flow or enabled_key.start[0] == line:
                 self.mark(key, "NRN291", "switch fp16 to bf16: add a bf16 block with enabled true and disable this one")
-                return
+                return False
             step = " " * max(enabled_key.start[1] - column, 1)
             new = [f"{indent}bf16:", f"{indent}{step}enabled: true"]
         if self.set_value(enabled, False, "NRN291", message, Safety.REVIEW):
             doc.insert_before(line, new)
+            return True
+        return False
 
     def accelerate(self, root: Node) -> None:
         """Top-level keys of an Accelerate config (``accelerate config`` output)."""
@@ -204,6 +243,30 @@ class ConfigPort:
             holder = dynamo if dynamo is not None and dynamo.kind == "map" else root
             self.mark(holder.key_node("dynamo_backend") or backend, "NRN195",
                       f"dynamo_backend {backend.value} is a CUDA/CPU backend: compile with torch.compile(backend=\"neuron\") in code")
+
+
+def _section_holder(maps: dict[tuple[str, ...], Node], path: tuple[str, ...]) -> Node | None:
+    """The nearest mapping (this one or an enclosing one) with an fp16/bf16 section of its own."""
+    for end in range(len(path), -1, -1):
+        mapping = maps.get(path[:end])
+        sections = [mapping.get(name) for name in _SECTIONS] if mapping is not None else []
+        if any(section is not None and section.kind == "map" for section in sections):
+            return mapping
+    return None
+
+
+def _static_story(holder: Node) -> str | None:
+    """The precision a config's sections say when the port did not switch them."""
+    def enabled(name: str) -> Node | None:
+        section = holder.get(name)
+        return section.get("enabled") if section is not None and section.kind == "map" else None
+
+    fp16 = enabled("fp16")
+    if fp16 is not None and fp16.kind == "scalar" and str(fp16.value).lower() == "auto":
+        return "auto"
+    if _true(fp16):
+        return "fp16"
+    return "bf16" if _true(enabled("bf16")) or _true(enabled("bfloat16")) else None
 
 
 def _true(node: Node | None) -> bool:

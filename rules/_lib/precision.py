@@ -62,6 +62,8 @@ class Fp16Source:
     line: int
     what: str
     codes: tuple[str, ...]
+    # where it is (the scaler rule gives each GradScaler the sources of its own code)
+    node: cst.CSTNode | None = field(default=None, compare=False, hash=False, repr=False)
 
 
 @dataclass
@@ -392,7 +394,7 @@ class _Fp16Finder(cst.CSTVisitor):
         self.autocast_elsewhere = False  # no autocast in this file: its precision is chosen in another
 
     def _add(self, node: cst.CSTNode, what: str, *codes: str | None) -> None:
-        self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c)))
+        self.sources.append(Fp16Source(self.line_of(node), what, tuple(c for c in codes if c), node))
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -475,7 +477,7 @@ class _Fp16Finder(cst.CSTVisitor):
             if named is not None and isinstance(other, (cst.Attribute, cst.Subscript)):
                 if _user_test(node, self.qualify):
                     # listed after the file's own float16 sources, which say more
-                    self.option_sources.append(Fp16Source(self.line_of(node), f"the option {self.code_of(named)} selects it", ()))
+                    self.option_sources.append(Fp16Source(self.line_of(node), f"the option {self.code_of(named)} selects it", (), node))
                 return
 
     def _precision_option(self, call: cst.Call) -> str | None:
@@ -935,8 +937,16 @@ class ScalerStays(FileAnalysis):
             return cls(rule.position(finder.accelerate)[0])
         if finder.first is None:
             return cls(None)
-        stays = not rule.options.selects("NRN204") or bool(rule.analysis(Inventory).blockers(rule.options.selects))
-        return cls(rule.position(finder.first)[0] if stays else None)
+        if not rule.options.selects("NRN204"):
+            return cls(rule.position(finder.first)[0])
+        blockers = rule.analysis(Inventory).blockers(rule.options.selects)
+        if not blockers:
+            return cls(None)
+        from porter.rules.grad_scaler import kept_scalers  # the scaler rule's own decision (it imports this module)
+
+        # each GradScaler decides on its own: the line of one float16 keeps (a timm wrapper's stays)
+        kept = [*kept_scalers(rule, blockers), *finder.wrappers]
+        return cls(min(rule.position(call)[0] for call in kept) if kept else None)
 
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
@@ -947,12 +957,15 @@ class _ScalerCalls(cst.CSTVisitor):
         super().__init__()
         self.qualify = qualify
         self.first: cst.Call | None = None
+        self.wrappers: list[cst.Call] = []  # timm loss-scaler wrappers (their scaler stays with float16)
         self.accelerate: cst.Call | None = None  # Accelerator(mixed_precision=<not a literal>)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualify(node.func)
         if self.first is None and names & (GRAD_SCALER | SCALER_WRAPPERS):
             self.first = node
+        if names & SCALER_WRAPPERS:
+            self.wrappers.append(node)
         if self.accelerate is None and names & ACCELERATORS:
             precision = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "mixed_precision"), None)
             if precision is not None and string_value(precision) is None:

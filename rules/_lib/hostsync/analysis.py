@@ -11,9 +11,12 @@ from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.hostsync.accumulators import Accumulators
 from porter.rules._lib.hostsync.intervals import Intervals
 from porter.rules._lib.hostsync.loops import StepLoops
+from porter.rules._lib.hostsync.meters import MeterLoggers, MeterPlan
 from porter.rules._lib.hostsync.model import Site, StepLoop
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.sites import SiteCollector
+
+METER_CODE = "NRN608"  # rules/host_sync.py: HostSyncLogging writes the meter plans
 
 
 @dataclass
@@ -26,6 +29,7 @@ class HostSyncAnalysis(FileAnalysis):
     sites: list[Site] = field(default_factory=list)
     constant_anchor: cst.BaseStatement | None = None  # insert LOG_INTERVAL after this statement
     constant_before: bool = False  # insert before the anchor instead
+    meters: list[MeterPlan] = field(default_factory=list)  # metric loggers whose meters read tensors later (meters.py)
 
     def of_kind(self, *kinds: str) -> list[Site]:
         return [site for site in self.sites if site.kind in kinds]
@@ -36,8 +40,12 @@ class HostSyncAnalysis(FileAnalysis):
         finder = StepLoops(scope)
         loops = finder.find()
         sites = SiteCollector(scope, loops).collect()
+        meters = MeterLoggers(scope).plans() if rule.options.selects(METER_CODE) else []
+        handled = set().union(*(plan.handled() for plan in meters))
+        if handled:  # the meter reads these when it prints: no longer per-step syncs
+            sites = [site for site in sites if not (site.syncs and all(id(sync) in handled for sync in site.syncs))]
         accumulators = Accumulators(scope, loops, sites)
         accumulators.classify()
         sites.extend(accumulators.logs_reading_converted())
         Intervals(scope, sites).decide()
-        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before)
+        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before, meters)
