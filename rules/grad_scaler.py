@@ -69,8 +69,9 @@ class GradScalerRule(Rule):
         a precision option, ``if args.precision == "amp":``, in a file with no autocast of its
         own, where that option's dtype is not in view; a deselected rule), the scaler is kept on the ``neuron`` device (a ``"cuda"`` device argument,
         first or ``device=``, is replaced; a ``torch.amp.GradScaler(enabled=...)`` with no device
-        gets ``"neuron"``: its default, ``"cuda"``, disables itself on Neuron; a device variable
-        is the user's and is left, never a second device inserted before it, where it would
+        gets ``"neuron"``: its default, ``"cuda"``, disables itself on Neuron; the ``"cuda"`` arm of
+        a conditional device, ``dev.type if dev.type == "xpu" else "cuda"``, is replaced the same
+        way, its other arms kept; a device variable is the user's and is left, never a second device inserted before it, where it would
         become ``init_scale``) and marked with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
         ``NativeScaler``, ``loss_scaler(loss, optimizer, clip_grad=..., parameters=...)`` calls)
         get NRN207 markers.
@@ -176,7 +177,10 @@ class GradScalerRule(Rule):
             # torch.amp.GradScaler's device defaults to "cuda": a kept scaler without one would
             # disable itself on Neuron and float16 would train unscaled.
             implicit = device_arg is None and not any(arg.star for arg in call.args)
-            cuda_first = cuda_at is not None
+            # ``dev.type if dev.type == "xpu" else "cuda"``: the user's choice stays, the "cuda" arm
+            # (a literal, like GradScaler("cuda")) is ported, or the scaler disables itself on Neuron.
+            arm_at = call.args.index(device_arg) if device_arg is not None and _cuda_arms(device_arg.value) else None
+            cuda_first = cuda_at is not None or arm_at is not None
             new_device = cst.parse_expression(device if self.options.style == "accelerator" else '"neuron"')
 
             def port(updated: cst.CSTNode) -> cst.CSTNode:
@@ -184,6 +188,8 @@ class GradScalerRule(Rule):
                 args = list(updated.args)
                 if cuda_at is not None:
                     args[cuda_at] = args[cuda_at].with_changes(value=new_device)
+                elif arm_at is not None:
+                    args[arm_at] = args[arm_at].with_changes(value=_port_arms(args[arm_at].value, new_device))
                 elif implicit:
                     return _gated(with_args(updated, [cst.Arg(new_device), *args]), gate)
                 return _gated(updated.with_changes(args=args), gate)
@@ -499,6 +505,19 @@ class _AutocastDtypes(cst.CSTVisitor):
         text = dotted(node.target) if isinstance(node.target, (cst.Name, cst.Attribute)) else None
         if text:
             self.targets.setdefault(text, []).append(node)
+
+
+def _cuda_arms(value: cst.BaseExpression) -> bool:
+    """Whether a conditional device argument has a literal ``"cuda"`` arm (nested conditionals too)."""
+    if not isinstance(value, cst.IfExp):
+        return False
+    return any(string_value(arm) == "cuda" or _cuda_arms(arm) for arm in (value.body, value.orelse))
+
+
+def _port_arms(value: cst.BaseExpression, device: cst.BaseExpression) -> cst.BaseExpression:
+    if isinstance(value, cst.IfExp):
+        return value.with_changes(body=_port_arms(value.body, device), orelse=_port_arms(value.orelse, device))
+    return device if string_value(value) == "cuda" else value
 
 
 def _function_of(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
