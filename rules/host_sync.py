@@ -579,7 +579,11 @@ class HostSyncControlFlow(Rule):
         under another name tested with ``if t > 0`` is missed. Syncs inside an interval branch
         (``if step % N == 0``) or a one-shot branch (ending in ``break``/``raise``) are not marked,
         nor those after an early exit taken off the interval (``if not should_log: return`` with
-        ``should_log = step % N == 0``, ``if step % N != 0: continue``), nor reads of a tensor the same function builds on the CPU (``starts = torch.randint(...)``
+        ``should_log = step % N == 0``, ``if step % N != 0: continue``; an interval method the
+        script names for it, ``metrics.should_log(step)`` / ``is_log_step(step)``, counts as one, by
+        name), nor those in a helper after ``if ok: return`` when the helper then ends in
+        ``raise`` (the error path of a finite check); the helper's own value test
+        (``if torch.isfinite(t).all():``) is marked (NRN602: it syncs every step), nor reads of a tensor the same function builds on the CPU (``starts = torch.randint(...)``
         with no ``device=``, no ``set_default_device`` in the file): they wait for no device.
     """
 

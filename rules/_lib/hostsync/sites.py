@@ -30,6 +30,7 @@ from porter.rules._lib.hostsync.model import (
 )
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.syntax import (
+    before_raise,
     ends_loop_or_function,
     formatted_tensors,
     is_interval_test,
@@ -137,11 +138,13 @@ class SiteCollector:
             self._collect_callee(callee.body, step_loop, _Call(callee, node, statement))
 
     def _collect_callee(self, body: cst.BaseSuite, step_loop: StepLoop, call: _Call) -> None:
-        statements = body.body if isinstance(body, cst.IndentedBlock) else [body]
-        for statement in statements:
+        statements = list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+        for position, statement in enumerate(statements):
             self._collect_callee_statement(statement, step_loop, call)
             if skips_off_interval(self.index, statement):
                 return  # ``if not should_log: return``: the rest runs only on interval steps
+            if before_raise(statement, statements[position + 1:]):
+                return  # ``if finite: return`` then a raise: the rest is the error path
 
     def _collect_callee_statement(self, statement: cst.CSTNode, step_loop: StepLoop, call: _Call) -> None:
         name = call.callee.name.value
@@ -162,6 +165,12 @@ class SiteCollector:
                 note = f"in {name}(), called {step_loop.every}"
                 self.sites.append(Site(RESIDUAL, statement, small, step_loop, syncs=syncs, note=note))
         elif isinstance(statement, cst.If):
+            # A test of a tensor's values in a helper the loop calls syncs every step too
+            # (``if torch.isfinite(t).all(): return``); only calls say so here: the helper's
+            # parameters are not known to be tensors.
+            found = self._control_syncs(statement.test, set())
+            if found:
+                self.sites.append(Site(CONTROL, statement, statement.test, step_loop, syncs=found))
             if not is_interval_test(self.index, statement.test) and not ends_loop_or_function(statement.body, self.scope.rule):
                 self._collect_callee(statement.body, step_loop, call)
             if isinstance(statement.orelse, cst.If):

@@ -8,7 +8,7 @@ by a rule (not in the original tree) falls back to ``node.children`` inside the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -71,12 +71,35 @@ def skips_off_interval(index: TreeIndex, statement: cst.CSTNode) -> bool:
         inner = test.expression
         if isinstance(inner, cst.Name):
             values = _assigned_values(index, statement, inner.value)
-            return bool(values) and all(is_interval_test(index, value) for value in values)
-        return is_interval_test(index, inner)
+            return bool(values) and all(is_interval_test(index, value) or _interval_method(value) for value in values)
+        return is_interval_test(index, inner) or _interval_method(inner)
     if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and isinstance(test.comparisons[0].operator, cst.NotEqual):
         left = test.left
         return isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo) and not _is_string(left.left)
     return False
+
+
+# ``metrics.should_log(step)``, ``is_log_step(step)``: a method the script names for its logging
+# interval (torchtitan's MetricsProcessor.should_log is ``step == 1 or step % freq == 0``). By name.
+_INTERVAL_METHOD = re.compile(r"(?i)^(should|is|time_to)_(log|print|report|display)(_step|ging)?$")
+
+
+def _interval_method(value: cst.BaseExpression) -> bool:
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return bool(_INTERVAL_METHOD.match(name))
+
+
+def before_raise(statement: cst.CSTNode, rest: Sequence[cst.CSTNode]) -> bool:
+    """``if ok: return`` followed by statements that end in ``raise``: what follows the early exit
+    runs only on the way to an error (a finite check's message), not every step."""
+    if not isinstance(statement, cst.If) or statement.orelse is not None or not _exits(statement.body) or not rest:
+        return False
+    last = rest[-1]
+    small = last.body if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else ()
+    return isinstance(small, (list, tuple)) and bool(small) and isinstance(small[-1], cst.Raise)
 
 
 def _exits(body: cst.BaseSuite) -> bool:
