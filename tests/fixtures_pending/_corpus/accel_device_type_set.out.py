@@ -9,7 +9,7 @@ def parse_device(device):
 
 def select_device(device=""):
     if isinstance(device, torch.device):
-        if device.type not in {"cpu", (torch.accelerator.current_accelerator() or torch.device("cpu")).type, "npu", "xpu"}:
+        if device.type not in {"cpu", getattr(torch.accelerator.current_accelerator(), "type", "cuda"), "npu", "xpu"}:
             return device  # other torch.device inputs pass through; cpu and accelerator inputs canonicalize below
     elif str(device).startswith(("tpu", "intel", "vulkan")):
         return device

@@ -15,13 +15,13 @@ class Trainer:
         self.optimizer = optimizer
         self.precision = precision
         # porter: NRN206 GradScaler kept: float16 remains (it is built for the precision option `precision is not None`, whose autocast is in another file, line 22); make it bfloat16, then drop the scaler
-        self.scaler = GradScaler((torch.accelerator.current_accelerator() or torch.device("cpu")).type)
+        self.scaler = GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"))
 
     def fit(self, loader, precision=None):
         if precision is not None:
             self.precision = Precision(precision)
             # porter: NRN206 GradScaler kept: float16 remains (it is built for the precision option `precision is not None`, whose autocast is in another file, line 22); make it bfloat16, then drop the scaler
-            self.scaler = GradScaler((torch.accelerator.current_accelerator() or torch.device("cpu")).type)
+            self.scaler = GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"))
         for batch in loader:
             with get_precision_context(self.precision):
                 loss = self.model(batch).mean()
