@@ -25,6 +25,7 @@ from porter.rules._lib.neuron_args import port_accelerator_arguments, port_argum
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._tables.cuda import (
     ACCELERATOR,
+    ACCELERATOR_MEMORY,
     ACCELERATOR_ONLY,
     ACCELERATOR_TORCH,
     ACCELERATOR_TORCH_REVIEW,
@@ -110,11 +111,14 @@ class CudaNamespace(Rule):
         ``.multi_processor_count``). ``get_device_name(x)`` with an ``x`` not shown to be an int or
         a ``torch.device`` is renamed with a marker. With ``--style accelerator`` it writes the
         device-generic ``torch.accelerator`` name where torch 2.13 has one (``current_device`` ->
-        ``current_device_index``, ``set_device`` -> ``set_device_index``, ``mem_get_info`` ->
-        ``get_memory_info``, memory counters, ...), ``torch.Stream``/``torch.Event`` for streams and
-        events, ``torch.manual_seed``/``torch.seed`` for seeds, and ``torch.get_device_module().X``
-        for the rest (``get_device_name``, ``is_bf16_supported``, RNG state, ...); the argument
-        fixes are not applied there. Deprecated ``memory_cached``/``max_memory_cached`` become
+        ``current_device_index``, ``set_device`` -> ``set_device_index``, ...),
+        ``torch.Stream``/``torch.Event`` for streams and events, ``torch.manual_seed``/``torch.seed``
+        for seeds, and ``torch.get_device_module().X`` for the rest (``get_device_name``,
+        ``is_bf16_supported``, RNG state, ...); the argument fixes are not applied there. Memory
+        calls (``empty_cache``, the counters, ``memory_stats``) go to ``torch.get_device_module()``
+        too, not to ``torch.accelerator``'s, which assert on Neuron (its allocator is not torch's
+        ``DeviceAllocator``: neuron-facts §0.1), guarded as in the neuron style (``torch.cpu`` has
+        none of them); ``mem_get_info`` gets the NRN104 marker. Deprecated ``memory_cached``/``max_memory_cached`` become
         ``memory_reserved``/``max_memory_reserved``. Names with no Neuron counterpart
         (``mem_get_info``, ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA
         graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker.
@@ -241,6 +245,11 @@ class CudaNamespace(Rule):
             if rest == head:
                 port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
+            if head in ACCELERATOR_MEMORY and rest == head:  # torch.cpu has none of them: guard as below
+                if head in _CPU_HARMLESS:
+                    self._guard_statement(node)
+                elif ACCELERATOR_MEMORY[head] in _CPU_VALUES:
+                    self._guard_value(node, _CPU_VALUES[ACCELERATOR_MEMORY[head]])
             return
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
@@ -408,7 +417,7 @@ class CudaNamespace(Rule):
             new = ACCELERATOR_TORCH[head]
             safety = Safety.REVIEW if head in ACCELERATOR_TORCH_REVIEW else None
         else:  # the device module of whatever accelerator is present (torch.cuda, torch.neuron, ...)
-            new = f"get_device_module().{head}"
+            new = f"get_device_module().{ACCELERATOR_MEMORY.get(head, head)}"
         text = dotted(node) or ""
         parts = text.split(".")
         index = _cuda_index(parts)

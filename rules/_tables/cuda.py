@@ -108,13 +108,24 @@ OWNED_ELSEWHERE: tuple[str, ...] = (
     "CharTensor",
 )
 
-# Under --style accelerator: torch.cuda.X -> torch.accelerator.Y (torch 2.13 names).
+# Under --style accelerator: torch.cuda.X -> torch.accelerator.Y (torch 2.13 names). Not the memory
+# calls: torch.accelerator's (memory_allocated, empty_cache, get_memory_info, ...) go through torch's
+# DeviceAllocator, which the Neuron allocator is not registered as, and assert on Neuron
+# (neuron-facts §0.1, torch_neuronx sources); they become torch.get_device_module().X (the module of
+# whatever accelerator is present: torch.neuron, torch.cuda), guarded for a CPU-only host.
 ACCELERATOR: dict[str, str] = {
     "is_available": "is_available",
     "device_count": "device_count",
     "current_device": "current_device_index",
     "set_device": "set_device_index",
     "synchronize": "synchronize",
+    "device": "device_index",
+    "current_stream": "current_stream",
+    "set_stream": "set_stream",
+}
+
+# Under --style accelerator: memory calls renamed on the device module (torch.cuda's old names).
+ACCELERATOR_MEMORY: dict[str, str] = {
     "empty_cache": "empty_cache",
     "memory_allocated": "memory_allocated",
     "max_memory_allocated": "max_memory_allocated",
@@ -123,9 +134,6 @@ ACCELERATOR: dict[str, str] = {
     "reset_peak_memory_stats": "reset_peak_memory_stats",
     "reset_accumulated_memory_stats": "reset_accumulated_memory_stats",
     "memory_stats": "memory_stats",
-    "device": "device_index",
-    "current_stream": "current_stream",
-    "set_stream": "set_stream",
     "memory_cached": "memory_reserved",
     "max_memory_cached": "max_memory_reserved",
 }
@@ -143,10 +151,9 @@ ACCELERATOR_TORCH: dict[str, str] = {
 }
 ACCELERATOR_TORCH_REVIEW: frozenset[str] = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all"})
 
-# Under --style accelerator: names with a torch.accelerator counterpart only there.
-ACCELERATOR_ONLY: dict[str, str] = {
-    "mem_get_info": "get_memory_info",
-}
+# Under --style accelerator: names with a torch.accelerator counterpart only there (none left:
+# torch.accelerator.get_memory_info, mem_get_info's counterpart, is a memory call, see above).
+ACCELERATOR_ONLY: dict[str, str] = {}
 
 # Legacy typed-tensor classes: torch.cuda.<Name> -> (dtype, set_default_dtype accepts it).
 TENSOR_TYPES: dict[str, str] = {
