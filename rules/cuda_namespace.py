@@ -114,7 +114,12 @@ class CudaNamespace(Rule):
         ``current_device_index``, ``set_device`` -> ``set_device_index``, ...),
         ``torch.Stream``/``torch.Event`` for streams and events, ``torch.manual_seed``/``torch.seed``
         for seeds, and ``torch.get_device_module().X`` for the rest (``get_device_name``,
-        ``is_bf16_supported``, RNG state, ...); the argument fixes are not applied there. Memory
+        ``is_bf16_supported``, RNG state, ...); the Neuron argument fixes are not applied there,
+        but a ``device=`` keyword becomes positional where torch.accelerator's parameter is
+        positional-only (``set_device_index``, ``synchronize``, ``current_stream``,
+        ``device_index``), and ``set_device("cuda:1")`` becomes ``set_device_index(1)`` (a CUDA
+        string raises ValueError on another accelerator; ``f"cuda:{r}"`` gets the current
+        accelerator's type). Memory
         calls (``empty_cache``, the counters, ``memory_stats``) go to ``torch.get_device_module()``
         too, not to ``torch.accelerator``'s, which assert on Neuron (its allocator is not torch's
         ``DeviceAllocator``: neuron-facts §0.1), guarded as in the neuron style (``torch.cpu`` has

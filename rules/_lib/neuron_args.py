@@ -94,6 +94,48 @@ def _accelerator_device_string(rule: Rule, call: cst.Call, position: int) -> Non
     )
 
 
+# torch.accelerator's counterparts whose device parameter is positional-only (torch 2.13
+# signatures: ``set_device_index(device, /)``, ``synchronize(device=None, /)``, ...): CUDA's names it.
+_POSITIONAL_ONLY: dict[str, str] = {
+    "set_device": "set_device_index",
+    "synchronize": "synchronize",
+    "current_stream": "current_stream",
+    "device": "device_index",
+}
+
+
+def _positional_device(rule: Rule, call: cst.Call, target: str) -> None:
+    arg = keyword(call, "device")
+    if arg is None or any(a.keyword is None for a in call.args):
+        return
+    rule.replace(
+        arg,
+        lambda n: n.with_changes(keyword=None, equal=cst.MaybeSentinel.DEFAULT),  # type: ignore[attr-defined]
+        f"torch.accelerator.{target}(device=...) -> (device): its parameter is positional-only",
+    )
+
+
+def _accelerator_set_device(rule: Rule, call: cst.Call) -> None:
+    """``torch.accelerator.set_device_index`` takes an index or a device of the current
+    accelerator's type: ``"cuda:1"`` raises ValueError on Neuron. A literal ``"cuda:N"`` -> ``N``;
+    other CUDA strings (``f"cuda:{rank}"``) -> the current accelerator's type with that index."""
+    arg = _device_arg(call)
+    if arg is None or arg.star or not cuda_string(arg.value):
+        return
+    literal = string_value(arg.value)
+    if literal is not None and re.fullmatch(r"cuda:\d+", literal):
+        index = literal.split(":")[1]
+        rule.replace(arg.value, cst.Integer(index), f"set_device_index({_text(arg.value)}) -> ({index}): a device index, valid on every accelerator")
+        return
+    name, imports = torch_ref(rule.context.module)
+    rule.replace(
+        arg.value,
+        lambda n: accelerator_string(_expression(n), name) if cuda_string(n) else n,
+        f"set_device_index({_text(arg.value)}): device string -> the current accelerator's type",
+        imports=imports,
+    )
+
+
 def _call_name(call: cst.Call) -> str:
     return (dotted(call.func) or "").split(".")[-1]
 
@@ -426,6 +468,10 @@ def port_accelerator_arguments(rule: Rule, node: cst.BaseExpression, head: str) 
         return
     if head in _NEURON_TYPED:
         _accelerator_device_string(rule, call, _NEURON_TYPED[head])
+    if head in _POSITIONAL_ONLY:
+        _positional_device(rule, call, _POSITIONAL_ONLY[head])
+    if head == "set_device":
+        _accelerator_set_device(rule, call)
     if head == "get_device_name":
         _get_device_name(rule, call)
     elif head == "set_rng_state":
