@@ -12,7 +12,10 @@ port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
   (imports; the uses of a package imported whole, ``import apex`` then ``apex.amp.x``, when that
   import is not marked; kernel decorators; ``cpp_extension.load``, ``_scaled_mm``,
   ``kernels.get_kernel``, SDPA backend selection), ``nvidia-smi`` run from Python, and tests on
-  ``torch.version.cuda``.
+  ``torch.version.cuda``. Not inside a CUDA backend of a device abstraction
+  (``rules/_lib/backends.py``: ``class CUDAAccelerator(Accelerator)``, or a ``cuda.py`` holding
+  one): the port keeps it whole on purpose and says so with its NRN115 marker, so its CUDA is
+  kept, not left over (a use there of a CUDA-only import counts as marked).
 * ``neuron-api``: every ``torch.neuron.<name>`` is in the signature table
   (``rules/_tables/neuron_api.py``) and every call binds to its parameters: no extra positional
   argument, no unknown keyword, no parameter given twice, every required one given (calls with
@@ -64,6 +67,7 @@ from porter.engine.fastcst.names import LazyQualifiedNames
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.results import Finding, FindingKind
+from porter.rules._lib.backends import NO_SCOPES, backend_scopes
 from porter.rules._lib.device import cuda_string
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._tables import cuda_only
@@ -189,6 +193,9 @@ class Verifier:
         self._assignments: dict[str, list[cst.BaseExpression]] | None = None
         self._imported: set[str] = set()
         self._marked_blocks: set[tuple[int, str]] = set()  # (block, library) with a marked import
+        # CUDA backends of a device abstraction, kept whole by the port on purpose (rules/_lib/backends.py).
+        root = tree.root
+        self.kept = backend_scopes(root, names, path) if isinstance(root, cst.Module) else NO_SCOPES
         for node in tree.find(tree.root, *_IMPORTS):
             assert isinstance(node, (cst.Import, cst.ImportFrom))
             self._imported |= _bound_heads(node)
@@ -409,7 +416,7 @@ class Verifier:
         head = (dotted(node) or "").split(".")[0]
         statement = self.statement_of(node)
         for binding in self.bindings.get(head, ()):
-            binding.uses.append((statement, _marked(statement)))
+            binding.uses.append((statement, _marked(statement) or self._kept(statement)))
             return
         # bound by an import in a branch not reachable here, or after: judge the use alone
         if not _marked(statement):
@@ -558,9 +565,14 @@ class Verifier:
 
     # ----------------------------------------------------------------- recording
     def _cuda_only(self, node: cst.CSTNode, message: str, code: str | None) -> None:
-        if _marked(self.statement_of(node)):
+        if _marked(self.statement_of(node)) or self._kept(node):
             return
         self._add(node, FindingKind.CUDA_ONLY, message, code)
+
+    def _kept(self, node: cst.CSTNode) -> bool:
+        """Inside a CUDA backend the port kept whole: its CUDA is kept on purpose, not left over
+        (the port's NRN115 marker on the backend says so)."""
+        return bool(self.kept.scopes) and self.kept.holding(node, self.tree.parents) is not None
 
     def _add(self, node: cst.CSTNode, kind: FindingKind, message: str, code: str | None, line: int | None = None) -> None:
         where = line if line is not None else self.position(node)[0]

@@ -36,6 +36,7 @@ from porter.engine.results import Failure, FileResult, Unchanged
 from porter.engine.textio import SourceError, read_source
 from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
+from porter.rules._lib.backend_names import cuda_named
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -75,6 +76,8 @@ class Stats:
 def key_kind(task: Task) -> str:
     """The kind part of a cache key. A non-Python file's port depends on its name (a
     requirements file, a Dockerfile ...): its name and folder go into the key."""
+    if task.kind == "py" and cuda_named(task.path):
+        return "py:cuda-named"  # it may be a CUDA backend, kept whole (rules/_lib/backends.py)
     if task.kind != "file":
         return task.kind
     parent, name = os.path.split(task.path)
