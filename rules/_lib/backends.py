@@ -133,7 +133,7 @@ def keep_whole(context: FileContext, scopes: BackendScopes, parents: Mapping[cst
     one ``CODE`` marker on each scope that lost something (none when it already carries one)."""
     if not scopes.scopes:
         return
-    spans = _line_spans(context.module, scopes)
+    spans = _line_spans(context, scopes)
     lost: dict[int, list[str]] = {}  # scope id -> codes of the changes not made
     edits = []
     for edit in context.edits:
@@ -164,20 +164,18 @@ def keep_whole(context: FileContext, scopes: BackendScopes, parents: Mapping[cst
     context.edits, context.changes = edits, changes
 
 
-def _line_spans(module: cst.Module, scopes: BackendScopes) -> list[tuple[int, int, Scope]]:
-    """(first line, last line, scope) of each scope in the original source: a top-level statement
-    spans from its leading comment lines to the line before the next statement's."""
+def _line_spans(context: FileContext, scopes: BackendScopes) -> list[tuple[int, int, Scope]]:
+    """(first line, last line, scope) of each scope in the original source: from its first
+    decorator to its last line (a change is recorded at the line of the node it is about)."""
     if scopes.whole_module:
         return [(1, 1 << 62, scopes.scopes[0])]
-    by_node = {id(scope.node): scope for scope in scopes.scopes}
     spans = []
-    line = 1 + sum(_lines(module.code_for_node(empty)) for empty in module.header)
-    for statement in module.body:
-        count = _lines(module.code_for_node(statement))
-        scope = by_node.get(id(statement))
-        if scope is not None:
-            spans.append((line, line + count - 1, scope))
-        line += count
+    for scope in scopes.scopes:
+        node = scope.node
+        assert isinstance(node, (cst.ClassDef, cst.FunctionDef))
+        first = context.position(node.decorators[0] if node.decorators else node)[0]
+        count = _lines(context.module.code_for_node(node.with_changes(leading_lines=())))
+        spans.append((first, first + count - 1, scope))
     return spans
 
 
