@@ -32,7 +32,7 @@ from porter.rules._lib.device import (
     torch_ref,
 )
 from porter.rules._lib.integers import NoneNames
-from porter.rules._lib.nodes import method_name, string_value
+from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.precision import ScalerStays, autocast_ports_device
 from porter.rules._lib.tree import child_index
 
@@ -76,8 +76,12 @@ _DEVICE_FIRST_ARG = frozenset(
         "torch.amp.autocast",
         "torch.get_device_module",
         "torch.Generator",
+        "torch.distributed.init_device_mesh",
+        "torch.distributed.device_mesh.init_device_mesh",
     }
 )
+# A default read with a device-named key: getattr(args, "device", "cuda"), cfg.get("device", "cuda").
+_DEFAULT_GETTERS = {"get": 1, "pop": 1, "setdefault": 1}
 
 
 class DeviceStrings(Rule):
@@ -584,11 +588,29 @@ class DeviceStrings(Rule):
                     if a.keyword is None
                 )
             return False
+        if self._default_of_device_key(call, arg):
+            return True
         if positional(call, 0) is not arg:
             return False
         if self._string_method_argument(arg.value):
             return True
-        return method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG)
+        if method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG):
+            return True
+        # get_device("cuda"), resolve_device("cuda"): a callee named for devices takes a device first.
+        # (torch.cuda's own calls are NRN103's: it ports their arguments with them.)
+        return isinstance(call.func, (cst.Name, cst.Attribute)) and device_named(call.func) and not self.matches_prefix(call.func, "torch.cuda.")
+
+    def _default_of_device_key(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """The default of a look-up by a device-named key: ``getattr(args, "device", "cuda")``,
+        ``cfg.get("device", "cuda")``, ``os.environ.get("DEVICE", "cuda")``."""
+        if dotted(call.func) == "getattr":
+            key, default = positional(call, 1), positional(call, 2)
+        elif method_name(call) in _DEFAULT_GETTERS:
+            key, default = positional(call, 0), positional(call, 1)
+        else:
+            return False
+        name = string_value(key.value) if key is not None else None
+        return default is arg and name is not None and bool(DEVICE_NAME.search(name))
 
     def _device_comparison(self, comparison: cst.Comparison) -> bool:
         operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]
