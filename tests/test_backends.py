@@ -51,8 +51,8 @@ def test_words_split_underscores_and_case() -> None:
 
 
 def test_a_cuda_named_subclass_of_an_abstraction_is_a_backend() -> None:
-    assert _scopes(BACKEND) == ["class:class CUDAAccelerator implements lib.accel.Accelerator"]
-    assert _scopes("from x import Device as D\nclass GpuThing(D):\n    pass\n") == ["class:class GpuThing implements x.Device"]
+    assert _scopes(BACKEND) == ["class:the CUDA backend class CUDAAccelerator, implementing lib.accel.Accelerator"]
+    assert _scopes("from x import Device as D\nclass GpuThing(D):\n    pass\n") == ["class:the CUDA backend class GpuThing, implementing x.Device"]
 
 
 def test_ordinary_cuda_named_classes_are_not_backends() -> None:
@@ -60,6 +60,12 @@ def test_ordinary_cuda_named_classes_are_not_backends() -> None:
     assert _scopes("import torch\nclass CudaNet(torch.nn.Module):\n    pass\n") == []
     assert _scopes("class CPUBackend(Backend):\n    pass\n") == []  # not named for CUDA
     assert _scopes("def f():\n    class CudaBackend(Backend):\n        pass\n") == []  # not top level
+
+
+def test_a_class_own_cuda_method_is_kept() -> None:
+    source = "class Batch:\n    def cpu(self):\n        pass\n    def cuda(self, device=None):\n        pass\n"
+    assert [s.split(":")[0] for s in _scopes(source)] == ["method"]
+    assert _scopes("def cuda(x):\n    return x\n") == []  # a module function is not a class's API
 
 
 def test_a_cuda_named_module_holding_a_backend_is_kept_whole() -> None:

@@ -21,6 +21,9 @@ Heuristic (what makes a scope a CUDA backend; only top-level classes, and whole 
   name, so aliases count: ``from x import Accelerator as Base``; else as spelled) has an
   abstraction word (``ABSTRACTION_WORDS``: accelerator, backend, platform, device) in its last
   name — a CUDA-named implementation of a device abstraction;
+* **method**: a method named ``cuda`` of a top-level class (``def cuda(self, device=None)``,
+  beside ``to``/``cpu``/``musa``): the class's own CUDA member — ``x.cuda()`` means CUDA, and
+  porter ports its callers to ``.to(...)``; ported, ``.cuda()`` would move to Neuron;
 * **module**: the file's name has a CUDA word (``cuda.py``, ``cuda_accelerator.py``,
   ``device_gpu.py``) and it defines such a class: the whole file is the backend (Lightning's
   module-level ``is_cuda_available()`` / ``num_cuda_devices()`` with it). The siblings are read
@@ -65,7 +68,7 @@ class Scope:
     node: cst.CSTNode
     marker_at: cst.BaseStatement  # the statement that carries the one marker
     what: str  # e.g. "class CUDAAccelerator implements Accelerator"
-    kind: str  # "class" (a CUDA-named subclass of an abstraction) or "module" (a file holding one)
+    kind: str  # "class" (a CUDA-named subclass of an abstraction), "module" (a file holding one), "method" (a def cuda)
 
 
 @dataclass(frozen=True)
@@ -98,15 +101,22 @@ NO_SCOPES = BackendScopes(())
 def backend_scopes(module: cst.Module, names: Names, path: str) -> BackendScopes:
     """The CUDA backend scopes of ``module`` (the file ``path``), read from its top-level classes."""
     found: list[Scope] = []
+    methods: list[Scope] = []
     for node in module.body:
-        if not isinstance(node, cst.ClassDef) or not CUDA_WORDS.intersection(words(node.name.value)):
-            continue  # the common case: nothing named for CUDA at the top level
-        base = _abstraction_base(node, names)
+        if not isinstance(node, cst.ClassDef):
+            continue
+        base = _abstraction_base(node, names) if CUDA_WORDS.intersection(words(node.name.value)) else None
         if base is not None:
-            found.append(Scope(node, node, f"class {node.name.value} implements {base}", "class"))
+            found.append(Scope(node, node, f"the CUDA backend class {node.name.value}, implementing {base}", "class"))
+        elif isinstance(node.body, cst.IndentedBlock):
+            methods.extend(
+                Scope(method, method, f"{node.name.value}.cuda(), the class's own move to CUDA", "method")
+                for method in node.body.body
+                if isinstance(method, cst.FunctionDef) and method.name.value == "cuda"
+            )
     if found and cuda_named(path):
         return BackendScopes((Scope(module, found[0].marker_at, f"the whole file: {found[0].what}", "module"),))
-    return BackendScopes(tuple(found))
+    return BackendScopes((*found, *methods))
 
 
 def _abstraction_base(node: cst.ClassDef, names: Names) -> str | None:
@@ -154,10 +164,11 @@ def keep_whole(context: FileContext, scopes: BackendScopes, parents: Mapping[cst
         if codes is None or has_marker(scope.marker_at, CODE):
             continue
         counted = f"{len(codes)} change(s) not made ({', '.join(sorted(set(codes)))})" if codes else "no change made"
-        message = one_line(
-            f"CUDA backend kept whole ({scope.what}): {counted}; it answers for CUDA only, "
-            "ported it would claim Trainium: add a Neuron backend beside it"
-        )
+        if scope.kind == "method":
+            advice = "x.cuda() keeps meaning CUDA; on Neuron callers use .to(device)"
+        else:
+            advice = "it answers for CUDA only, ported it would claim Trainium: add a Neuron backend beside it"
+        message = one_line(f"CUDA code kept whole ({scope.what}): {counted}; {advice}")
         line, column = context.position(scope.marker_at)
         changes.append((Change(CODE, message, context.path, line, column, Safety.REVIEW, Kind.MARKER), False))
         edits.append(Edit(target=scope.marker_at, code=CODE, order=(0, CODE), comments=(f"{MARKER_PREFIX} {CODE} {message}",)))
