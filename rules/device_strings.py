@@ -125,6 +125,8 @@ class DeviceStrings(Rule):
         conditional expression whose other choice is a name assigned, in the same scope, on such a
         tied line (``train = torch.device("cuda:1") if n > 1 else sim_device``) is kept and
         marked with it: one device decision is not split between Neuron and a kept CUDA device.
+        A ``"cuda"`` given as ``accelerator=`` (Lightning's ``Fabric(accelerator="cuda")``) names the
+        library's own CUDA accelerator, not a torch device: kept with a review marker.
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
@@ -281,6 +283,9 @@ class DeviceStrings(Rule):
         if self._template(node):
             return
         if not cuda_string(node) and not (string_value(node) == "cuda:" and self._string_method_argument(node)):
+            return
+        if self._accelerator_keyword(node):
+            self.mark(node, 'accelerator="cuda" picks the library\'s own CUDA accelerator (Lightning/Fabric): kept; the library needs a Neuron accelerator of its own to run on Trainium')
             return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             return
@@ -599,6 +604,11 @@ class DeviceStrings(Rule):
         # get_device("cuda"), resolve_device("cuda"): a callee named for devices takes a device first.
         # (torch.cuda's own calls are NRN103's: it ports their arguments with them.)
         return isinstance(call.func, (cst.Name, cst.Attribute)) and device_named(call.func) and not self.matches_prefix(call.func, "torch.cuda.")
+
+    def _accelerator_keyword(self, node: cst.CSTNode) -> bool:
+        """``Trainer(accelerator="cuda")``: a library's accelerator name, not a torch device."""
+        arg = self.parent(node)
+        return isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "accelerator"
 
     def _default_of_device_key(self, call: cst.Call, arg: cst.Arg) -> bool:
         """The default of a look-up by a device-named key: ``getattr(args, "device", "cuda")``,
