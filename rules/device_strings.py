@@ -80,6 +80,8 @@ _DEVICE_FIRST_ARG = frozenset(
         "torch.distributed.device_mesh.init_device_mesh",
     }
 )
+# Calls that take text (messages, logs), not devices (the verifier's list: porter/engine/verify.py).
+_TEXT_CALLS = frozenset({"print", "format", "write", "info", "debug", "warning", "warn", "error", "log", "append", "join", "echo", "set_description", "set_postfix"})
 # A default read with a device-named key: getattr(args, "device", "cuda"), cfg.get("device", "cuda").
 _DEFAULT_GETTERS = {"get": 1, "pop": 1, "setdefault": 1}
 
@@ -288,6 +290,9 @@ class DeviceStrings(Rule):
             self.mark(node, 'accelerator="cuda" picks the library\'s own CUDA accelerator (Lightning/Fabric): kept; the library needs a Neuron accelerator of its own to run on Trainium')
             return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
+            callee = self._unknown_call_argument(node)
+            if callee is not None and not in_kept_cuda_test(self, node) and not in_kept_cuda_branch(self, node):
+                self.mark(node, f"CUDA device string {self.context.module.code_for_node(node)} passed to {callee}: not known to be a torch device there, kept; if it is one, make it \"neuron\"")
             return
         if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
             return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)
@@ -528,6 +533,8 @@ class DeviceStrings(Rule):
             # map_location={"cuda:0": "cuda:1"}: keys name where the checkpoint was saved (kept),
             # values where to load it (ported).
             return (key is not None and bool(DEVICE_NAME.search(key))) or self._map_location_dict(parent)
+        if isinstance(parent, cst.Element) and self._device_list(parent):
+            return True
         if isinstance(parent, cst.Element):
             # in ("cuda", "xpu") / in {"cuda"} / in ["cuda"]: the container is the comparator.
             container = self.parent(parent)
@@ -604,6 +611,43 @@ class DeviceStrings(Rule):
         # get_device("cuda"), resolve_device("cuda"): a callee named for devices takes a device first.
         # (torch.cuda's own calls are NRN103's: it ports their arguments with them.)
         return isinstance(call.func, (cst.Name, cst.Attribute)) and device_named(call.func) and not self.matches_prefix(call.func, "torch.cuda.")
+
+    def _device_list(self, element: cst.Element) -> bool:
+        """An element of a list/tuple returned by a device-named function (``def benchmark_devices():
+        return ["cpu", "cuda"]``) or assigned to a device-named name (``devices = ["cuda"]``)."""
+        container = self.parent(element)
+        holder = self.parent(container) if isinstance(container, (cst.List, cst.Tuple)) else None
+        if isinstance(holder, cst.Return):
+            function = next((a for a in self.ancestors(holder) if isinstance(a, cst.FunctionDef)), None)
+            return function is not None and device_named(function.name)
+        if isinstance(holder, cst.Assign):
+            return any(device_named(target.target) for target in holder.targets)
+        return False
+
+    def _unknown_call_argument(self, node: cst.CSTNode) -> str | None:
+        """The callee (as ``f()`` / ``f(name=)``) when ``node`` is an argument of a call not known to
+        take a device there — directly or as an element / conditional choice (``activities=["cpu",
+        "cuda"]``, ``make_agent(cfg, "cuda:1")``); None for text (print, logging, messages), string
+        methods, attribute look-ups, regular expressions and torch's own calls."""
+        child: cst.CSTNode = node
+        parent = self.parent(node)
+        while isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.IfExp)):
+            if isinstance(parent, cst.IfExp) and parent.test is child:
+                return None
+            child, parent = parent, self.parent(parent)
+        call = self.parent(parent) if isinstance(parent, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        name = dotted(call.func) or ""
+        last = name.split(".")[-1]
+        if last in _TEXT_CALLS or last in _STRING_METHODS or last in ("getattr", "hasattr", "setattr", "get", "pop", "index", "count"):
+            return None
+        if self.matches_prefix(call.func, "torch.") or self.matches_prefix(call.func, "re.") or self._in_message(node):
+            return None  # torch's own calls take a device where this rule or NRN103/201/204 port it
+        if autocast_ports_device(self, node):
+            return None
+        assert isinstance(parent, cst.Arg)
+        return f"{last}({parent.keyword.value}=)" if parent.keyword is not None else f"{last}()"
 
     def _accelerator_keyword(self, node: cst.CSTNode) -> bool:
         """``Trainer(accelerator="cuda")``: a library's accelerator name, not a torch device."""
