@@ -82,6 +82,9 @@ _DEVICE_FIRST_ARG = frozenset(
 )
 # Calls that take text (messages, logs), not devices (the verifier's list: porter/engine/verify.py).
 _TEXT_CALLS = frozenset({"print", "format", "write", "info", "debug", "warning", "warn", "error", "log", "append", "join", "echo", "set_description", "set_postfix"})
+# Accelerators other than CUDA/Neuron/CPU: a list naming one lists backends (the verifier's set).
+_OTHER_BACKENDS = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "dipu", "sdaa", "supa", "klxpu", "rocm", "hip"})
+_DEVICE_CALLEE = re.compile(r"(?i)(^|_)devices?$")
 # A default read with a device-named key: getattr(args, "device", "cuda"), cfg.get("device", "cuda").
 _DEFAULT_GETTERS = {"get": 1, "pop": 1, "setdefault": 1}
 
@@ -608,15 +611,21 @@ class DeviceStrings(Rule):
             return True
         if method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG):
             return True
-        # get_device("cuda"), resolve_device("cuda"): a callee named for devices takes a device first.
-        # (torch.cuda's own calls are NRN103's: it ports their arguments with them.)
-        return isinstance(call.func, (cst.Name, cst.Attribute)) and device_named(call.func) and not self.matches_prefix(call.func, "torch.cuda.")
+        # get_device("cuda"), resolve_device("cuda"): a callee whose name ends in "device" returns one
+        # for its first argument (get_torch_device_backend does not: it returns a module, and on a
+        # CPU-only torch torch.get_device_module("neuron") raises). torch.cuda's calls are NRN103's.
+        name = dotted(call.func) or ""
+        return bool(_DEVICE_CALLEE.search(name.split(".")[-1])) and not self.matches_prefix(call.func, "torch.cuda.")
 
     def _device_list(self, element: cst.Element) -> bool:
         """An element of a list/tuple returned by a device-named function (``def benchmark_devices():
         return ["cpu", "cuda"]``) or assigned to a device-named name (``devices = ["cuda"]``)."""
         container = self.parent(element)
         holder = self.parent(container) if isinstance(container, (cst.List, cst.Tuple)) else None
+        if isinstance(container, (cst.List, cst.Tuple)) and any(
+            (string_value(e.value) or "").lower() in _OTHER_BACKENDS for e in container.elements
+        ):
+            return False  # ["cuda", "cpu", "xpu", "npu"]: a registry's backend names, not devices
         if isinstance(holder, cst.Return):
             function = next((a for a in self.ancestors(holder) if isinstance(a, cst.FunctionDef)), None)
             return function is not None and device_named(function.name)
