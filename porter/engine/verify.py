@@ -372,7 +372,7 @@ class Verifier:
         torch.__version__) >= digit_version("2.0.0")``, ``version.parse(torch.__version__).release
         >= (2, 3)``: decided on Neuron when the release compared with is older than TorchNeuron's
         first (``_NEURON_TORCH_FLOOR``); else unknown."""
-        flipped = {cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual,
+        flipped: dict[type, type] = {cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual,
                    cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual}
         kind: type = type(op)
         if self._is_torch_version(right) and not self._is_torch_version(left):
@@ -407,7 +407,8 @@ class Verifier:
                 if not _imports_absent(node):
                     continue
                 statement = self.statement_of(node)
-                child, current = statement, self.tree.parents.get(statement)
+                child: cst.CSTNode = statement
+                current = self.tree.parents.get(statement)
                 while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module)):
                     if isinstance(current, cst.Try) and child is current.body:
                         if _catches_import_errors(current) and isinstance(current.body, cst.IndentedBlock):
