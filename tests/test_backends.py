@@ -10,9 +10,9 @@ from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Success, Unchanged
-from porter.run.batch import Task, key_kind
 from porter.rules._lib.backend_names import cuda_named, words
 from porter.rules._lib.backends import CODE, backend_scopes
+from porter.run.batch import Task, key_kind
 
 BACKEND = '''import torch
 from lib.accel import Accelerator

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Unchanged
 from porter.engine.textio import SourceError, read_source
+from porter.rules._lib.backend_names import cuda_named
 from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
-from porter.rules._lib.backend_names import cuda_named
 
 if TYPE_CHECKING:
     import multiprocessing.context
