@@ -9,6 +9,8 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.backends import CODE as BACKEND_CODE
+from porter.rules._lib.backends import SUMMARY as BACKEND_SUMMARY
 from porter.rules._lib.branches import (
     DATA_PARALLEL,
     branch_nodes,
@@ -127,6 +129,11 @@ class CudaNamespace(Rule):
         ``memory_reserved``/``max_memory_reserved``. Names with no Neuron counterpart
         (``mem_get_info``, ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA
         graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker.
+        NRN115 (emitted by the engine for every rule, declared here): the CUDA backend of a device
+        abstraction (``class CUDAAccelerator(Accelerator)``, a ``cuda.py`` module defining one,
+        ``is_cuda_available()`` beside ``is_npu_available()``: ``rules/_lib/backends.py`` states
+        the heuristic) is kept whole — no rule's edit is made inside it — with one review marker
+        on it: it answers for CUDA, and the Neuron backend belongs beside it.
 
     Why:
         TorchNeuron registers a real ``torch.neuron`` device module with these functions
@@ -191,6 +198,7 @@ class CudaNamespace(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("cuda",)
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN104": "torch.cuda API with no Neuron equivalent, or arguments torch.neuron rejects: review marker added",
+        BACKEND_CODE: BACKEND_SUMMARY,
     }
     order: ClassVar[int] = 20
 

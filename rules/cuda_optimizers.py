@@ -45,7 +45,8 @@ class CudaOptimizers(Rule):
         left unused are removed. NRN512 marks memory changes (8-bit or paged state becomes fp32 device
         state), ``FusedLAMB`` and other optimizers with no torch equivalent, and calls with arguments
         that change the update and cannot be carried (``percentile_clipping``, ``bias_correction=False``,
-        ``wd_after_momentum=True``, non-literal ``adam_w_mode``, ``**kwargs``).
+        ``wd_after_momentum=True``, non-literal ``adam_w_mode``, ``**kwargs``), and bitsandbytes
+        optimizers named without being built (a registry, ``inspect.getmembers(bnb.optim)``).
 
     Why:
         apex and bitsandbytes ship CUDA kernels only; ``torch_xla`` is the legacy Trn1 stack and is not
@@ -98,6 +99,15 @@ class CudaOptimizers(Rule):
             self._apex(node, short)
         else:
             self._syncfree(node, short)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # bnb.optim named but not built here (registered, introspected): still CUDA-only (corpus:
+        # mmengine's optimizer registry, litgpt's get_argument_names(bnb.optim.PagedAdamW)).
+        parent = self.parent(node)
+        if isinstance(parent, cst.Attribute) or isinstance(parent, cst.Call) and parent.func is node:
+            return
+        if any(name == _BNB[:-1] or name.startswith(_BNB) for name in self.qualified(node)):
+            self.mark(node, "bitsandbytes optimizers named here, not built: CUDA-only; on Trainium use torch.optim.AdamW(fused=True)", code="NRN512")
 
     def _lookup(self, call: cst.Call) -> tuple[str, str] | None:
         for name in self.qualified(call.func):

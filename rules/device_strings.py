@@ -32,7 +32,7 @@ from porter.rules._lib.device import (
     torch_ref,
 )
 from porter.rules._lib.integers import NoneNames
-from porter.rules._lib.nodes import method_name, string_value
+from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.precision import ScalerStays, autocast_ports_device
 from porter.rules._lib.tree import child_index
 
@@ -76,8 +76,17 @@ _DEVICE_FIRST_ARG = frozenset(
         "torch.amp.autocast",
         "torch.get_device_module",
         "torch.Generator",
+        "torch.distributed.init_device_mesh",
+        "torch.distributed.device_mesh.init_device_mesh",
     }
 )
+# Calls that take text (messages, logs), not devices (the verifier's list: porter/engine/verify.py).
+_TEXT_CALLS = frozenset({"print", "format", "write", "info", "debug", "warning", "warn", "error", "log", "append", "join", "echo", "set_description", "set_postfix"})
+# Accelerators other than CUDA/Neuron/CPU: a list naming one lists backends (the verifier's set).
+_OTHER_BACKENDS = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "dipu", "sdaa", "supa", "klxpu", "rocm", "hip"})
+_DEVICE_CALLEE = re.compile(r"(?i)(^|_)devices?$")
+# A default read with a device-named key: getattr(args, "device", "cuda"), cfg.get("device", "cuda").
+_DEFAULT_GETTERS = {"get": 1, "pop": 1, "setdefault": 1}
 
 
 class DeviceStrings(Rule):
@@ -121,6 +130,8 @@ class DeviceStrings(Rule):
         conditional expression whose other choice is a name assigned, in the same scope, on such a
         tied line (``train = torch.device("cuda:1") if n > 1 else sim_device``) is kept and
         marked with it: one device decision is not split between Neuron and a kept CUDA device.
+        A ``"cuda"`` given as ``accelerator=`` (Lightning's ``Fabric(accelerator="cuda")``) names the
+        library's own CUDA accelerator, not a torch device: kept with a review marker.
         Index templates ``"cuda:{}".format(i)`` / ``"cuda:%d" % i`` are ported wherever they
         appear (they only ever spell a device), and so is exactly ``f"cuda:{expr}"`` (``loc =
         f"cuda:{gpu_id}"``) unless it is inside a print/log/exception message. ``torch.load(map_location=lambda storage, loc:
@@ -278,7 +289,13 @@ class DeviceStrings(Rule):
             return
         if not cuda_string(node) and not (string_value(node) == "cuda:" and self._string_method_argument(node)):
             return
+        if self._accelerator_keyword(node):
+            self.mark(node, 'accelerator="cuda" picks the library\'s own CUDA accelerator (Lightning/Fabric): kept; the library needs a Neuron accelerator of its own to run on Trainium')
+            return
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
+            callee = self._unknown_call_argument(node)
+            if callee is not None and not in_kept_cuda_test(self, node) and not in_kept_cuda_branch(self, node):
+                self.mark(node, f"CUDA device string {self.context.module.code_for_node(node)} passed to {callee}: not known to be a torch device there, kept; if it is one, make it \"neuron\"")
             return
         if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
             return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)
@@ -519,6 +536,8 @@ class DeviceStrings(Rule):
             # map_location={"cuda:0": "cuda:1"}: keys name where the checkpoint was saved (kept),
             # values where to load it (ported).
             return (key is not None and bool(DEVICE_NAME.search(key))) or self._map_location_dict(parent)
+        if isinstance(parent, cst.Element) and self._device_list(parent):
+            return True
         if isinstance(parent, cst.Element):
             # in ("cuda", "xpu") / in {"cuda"} / in ["cuda"]: the container is the comparator.
             container = self.parent(parent)
@@ -584,11 +603,77 @@ class DeviceStrings(Rule):
                     if a.keyword is None
                 )
             return False
+        if self._default_of_device_key(call, arg):
+            return True
         if positional(call, 0) is not arg:
             return False
         if self._string_method_argument(arg.value):
             return True
-        return method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG)
+        if method_name(call) == "to" or self.matches(call.func, *_DEVICE_FIRST_ARG):
+            return True
+        # get_device("cuda"), resolve_device("cuda"): a callee whose name ends in "device" returns one
+        # for its first argument (get_torch_device_backend does not: it returns a module, and on a
+        # CPU-only torch torch.get_device_module("neuron") raises). torch.cuda's calls are NRN103's.
+        name = dotted(call.func) or ""
+        return bool(_DEVICE_CALLEE.search(name.split(".")[-1])) and not self.matches_prefix(call.func, "torch.cuda.")
+
+    def _device_list(self, element: cst.Element) -> bool:
+        """An element of a list/tuple returned by a device-named function (``def benchmark_devices():
+        return ["cpu", "cuda"]``) or assigned to a device-named name (``devices = ["cuda"]``)."""
+        container = self.parent(element)
+        holder = self.parent(container) if isinstance(container, (cst.List, cst.Tuple)) else None
+        if isinstance(container, (cst.List, cst.Tuple)) and any(
+            (string_value(e.value) or "").lower() in _OTHER_BACKENDS for e in container.elements
+        ):
+            return False  # ["cuda", "cpu", "xpu", "npu"]: a registry's backend names, not devices
+        if isinstance(holder, cst.Return):
+            function = next((a for a in self.ancestors(holder) if isinstance(a, cst.FunctionDef)), None)
+            return function is not None and device_named(function.name)
+        if isinstance(holder, cst.Assign):
+            return any(device_named(target.target) for target in holder.targets)
+        return False
+
+    def _unknown_call_argument(self, node: cst.CSTNode) -> str | None:
+        """The callee (as ``f()`` / ``f(name=)``) when ``node`` is an argument of a call not known to
+        take a device there — directly or as an element / conditional choice (``activities=["cpu",
+        "cuda"]``, ``make_agent(cfg, "cuda:1")``); None for text (print, logging, messages), string
+        methods, attribute look-ups, regular expressions and torch's own calls."""
+        child: cst.CSTNode = node
+        parent = self.parent(node)
+        while isinstance(parent, (cst.Element, cst.List, cst.Tuple, cst.IfExp)):
+            if isinstance(parent, cst.IfExp) and parent.test is child:
+                return None
+            child, parent = parent, self.parent(parent)
+        call = self.parent(parent) if isinstance(parent, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        name = dotted(call.func) or ""
+        last = name.split(".")[-1]
+        if last in _TEXT_CALLS or last in _STRING_METHODS or last in ("getattr", "hasattr", "setattr", "get", "pop", "index", "count"):
+            return None
+        if self.matches_prefix(call.func, "torch.") or self.matches_prefix(call.func, "re.") or self._in_message(node):
+            return None  # torch's own calls take a device where this rule or NRN103/201/204 port it
+        if autocast_ports_device(self, node):
+            return None
+        assert isinstance(parent, cst.Arg)
+        return f"{last}({parent.keyword.value}=)" if parent.keyword is not None else f"{last}()"
+
+    def _accelerator_keyword(self, node: cst.CSTNode) -> bool:
+        """``Trainer(accelerator="cuda")``: a library's accelerator name, not a torch device."""
+        arg = self.parent(node)
+        return isinstance(arg, cst.Arg) and arg.keyword is not None and arg.keyword.value == "accelerator"
+
+    def _default_of_device_key(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """The default of a look-up by a device-named key: ``getattr(args, "device", "cuda")``,
+        ``cfg.get("device", "cuda")``, ``os.environ.get("DEVICE", "cuda")``."""
+        if dotted(call.func) == "getattr":
+            key, default = positional(call, 1), positional(call, 2)
+        elif method_name(call) in _DEFAULT_GETTERS:
+            key, default = positional(call, 0), positional(call, 1)
+        else:
+            return False
+        name = string_value(key.value) if key is not None else None
+        return default is arg and name is not None and bool(DEVICE_NAME.search(name))
 
     def _device_comparison(self, comparison: cst.Comparison) -> bool:
         operands = [comparison.left, *(target.comparator for target in comparison.comparisons)]

@@ -15,6 +15,8 @@ from porter.rules._lib.device import retorch, torch_ref
 from porter.rules._lib.nodes import dotted, method_name, string_value, with_string_value
 from porter.rules._lib.tree import child_index, holder_through_choices
 
+# Calls that take text, not a backend (the verifier's list: porter/engine/verify.py).
+_TEXT_CALLS = frozenset({"print", "format", "write", "info", "debug", "warning", "warn", "error", "log", "append", "join", "echo", "set_description", "set_postfix", "startswith", "endswith", "replace", "split", "get", "index", "count"})
 _BACKEND_NAME = re.compile(r"(?i)(^|_)(backend|dist_backend|comm_backend|pg_backend)$")
 # Hugging Face's ``ddp_backend`` accepts no "neuron" (transformers 5.x): NRN804 removes it instead.
 _HF_BACKEND = re.compile(r"(?i)ddp_backend")
@@ -79,6 +81,9 @@ class DistBackend(Rule):
         run. A test whose "nccl" is not ported stays as it is (on Trainium it picks the old
         fallback): the accelerator is available on a GPU host and on Trainium, so the test ported
         alone would hand "nccl" to Neuron devices (corpus review H8).
+        A ``"nccl"`` given to another library's call under a name that is not a backend name
+        (torchft's ``FaultTolerance(process_group="nccl")``) is that library's NCCL choice: kept with
+        a marker (its accepted values are not known here).
         With ``--style accelerator`` the backend becomes
         ``torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator()
         or "cpu")`` (``neuron`` on Trainium, ``nccl`` on CUDA, ``gloo`` without an accelerator).
@@ -126,7 +131,12 @@ class DistBackend(Rule):
         if value is None:
             return
         new = _neuron_backend(value)
-        if new is None or self._nccl_choice_of(node) is not None or not self._in_backend_position(node, value):
+        if new is None or self._nccl_choice_of(node) is not None:
+            return
+        if not self._in_backend_position(node, value):
+            callee = self._library_choice(node) if value == "nccl" else None
+            if callee is not None:
+                self.mark(node, f'"nccl" passed to {callee}: a library\'s own NCCL choice, not a torch.distributed backend: kept; on Trainium pick its gloo/Neuron option')
             return
         serialiser = self._serialised_by(node)
         if serialiser is not None:
@@ -212,6 +222,22 @@ class DistBackend(Rule):
             self.replace(node, cst.parse_expression(text), "Backend.NCCL -> default backend of the accelerator", imports=imports)
             return
         self.replace(node, cst.SimpleString('"neuron"'), 'Backend.NCCL -> "neuron"')
+
+    def _library_choice(self, node: cst.CSTNode) -> str | None:
+        """``FaultTolerance(process_group="nccl")`` (torchft): "nccl" as an argument of a call that is
+        not torch's nor text (print/logging): the callee as ``f(name=)``; None otherwise."""
+        held = holder_through_choices(self, node)
+        arg = held[1] if held is not None else None
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        last = (dotted(call.func) or "").split(".")[-1]
+        if last in _TEXT_CALLS or self.matches_prefix(call.func, "torch.") or self.matches_prefix(call.func, "re."):
+            return None
+        if any(name.startswith(_NOT_OURS) for name in self.qualified(call.func)):
+            return None  # another rule's library (transformers' ddp_backend: NRN801)
+        assert isinstance(arg, cst.Arg)
+        return f"{last}({arg.keyword.value}=)" if arg.keyword is not None else f"{last}()"
 
     def _serialised_by(self, node: cst.CSTNode) -> str | None:
         """``json.dumps({"backend": "nccl"})``: the dict holding ``node`` is serialised for another

@@ -10,6 +10,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.nodes import string_value
+from porter.rules._tables.cuda_only import CUDA_ENV
 
 # (pattern, code, message) — the first match wins.
 _VARIABLES: tuple[tuple[re.Pattern[str], str, str], ...] = (
@@ -42,6 +43,11 @@ _VARIABLES: tuple[tuple[re.Pattern[str], str, str], ...] = (
 )
 
 
+# Every other CUDA/NCCL variable name the verifier knows (rules/_tables/cuda_only.py: CUDA_ENV):
+# TORCH_NCCL_*, PYTORCH_NVML_*, CUDA_*, CUBLAS_*, CUDNN_*, NVIDIA_* ...
+_OTHER = "CUDA/NCCL setting, not read on Neuron (the neuron backend and runtime have their own)"
+
+
 class EnvSettings(Rule):
     """Mark CUDA-, NCCL- and legacy-XLA-specific environment variables.
 
@@ -51,7 +57,10 @@ class EnvSettings(Rule):
         ``os.getenv(...)``, an ``env={...}`` dict for a subprocess): ``PYTORCH_CUDA_ALLOC_CONF``,
         ``NCCL_*``, ``CUDA_LAUNCH_BLOCKING``/``CUBLAS_WORKSPACE_CONFIG`` (NRN114);
         ``CUDA_VISIBLE_DEVICES`` (NRN303, pointing to ``NEURON_RT_VISIBLE_CORES``);
-        ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` (NRN316). The code is kept.
+        ``XLA_USE_BF16``/``XLA_DOWNCAST_BF16`` (NRN316); every other CUDA/NCCL variable name of
+        the verifier's table (``TORCH_NCCL_ASYNC_ERROR_HANDLING``, ``PYTORCH_NVML_BASED_CUDA_CHECK``,
+        ``CUDNN_*``: ``rules/_tables/cuda_only.py: CUDA_ENV``) wherever it is not compared with
+        (a dict key of an environment, a constant holding the name) (NRN114). The code is kept.
 
     Why:
         None of them has an effect on Trainium: the Neuron runtime owns its allocator, the
@@ -84,7 +93,7 @@ class EnvSettings(Rule):
     name: ClassVar[str] = "env-settings"
     summary: ClassVar[str] = "PYTORCH_CUDA_ALLOC_CONF / NCCL_* / CUDA_VISIBLE_DEVICES / XLA_USE_BF16 -> review marker"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("CUDA_", "NCCL_", "XLA_", "CUBLAS_", "TORCH_CUDNN")
+    triggers: ClassVar[tuple[str, ...]] = ("CUDA_", "NCCL_", "XLA_", "CUBLAS", "CUDNN_", "NVIDIA_", "NVML_")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN303": "CUDA_VISIBLE_DEVICES -> review marker (NEURON_RT_VISIBLE_CORES)",
         "NRN316": "XLA_USE_BF16 / XLA_DOWNCAST_BF16 -> review marker",
@@ -101,6 +110,8 @@ class EnvSettings(Rule):
                     return
                 self.mark(node, f"{value}: {message}" if code == "NRN114" else message, code=code)
                 return
+        if CUDA_ENV.match(value) and not self._is_docstring(node) and not isinstance(self.parent(node), (cst.Comparison, cst.ComparisonTarget)):
+            self.mark(node, f"{value}: {_OTHER}")
 
     def _is_docstring(self, node: cst.SimpleString) -> bool:
         parent = self.parent(node)

@@ -278,3 +278,61 @@ def test_samples_port_with_nothing_unmarked_left() -> None:
             continue  # a known engine refusal (reported elsewhere): nothing written, nothing to verify
         findings = getattr(result, "findings", ())
         assert not findings, (path.name, [(f.line, f.code, f.message) for f in findings])
+
+
+# --------------------------------------------------------------------------- reachability on Neuron (corpus round)
+def test_code_after_the_guarded_import_of_a_library_trainium_lacks_does_not_run() -> None:
+    source = (
+        "import torch\n"
+        "try:\n"
+        "    import apex\n"
+        "    HAVE_APEX = hasattr(apex, 'optimizers')\n"
+        "    SUPPORTED = [apex.optimizers.FusedAdam]\n"
+        "except ImportError:\n"
+        "    HAVE_APEX = False\n"
+        "if HAVE_APEX:\n"
+        "    opts = (apex.optimizers.FusedAdam,)\n"
+        "try:\n"
+        "    import flash_attn\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "else:\n"
+        "    f = flash_attn.flash_attn_func\n"
+    )
+    assert _verify(source) == []
+    # bitsandbytes has CPU builds: installed on Trainium, its use there is still found
+    bnb = "try:\n    import bitsandbytes as bnb\nexcept ImportError:\n    pass\nelse:\n    opt = bnb.optim.AdamW8bit([])\n"
+    assert [f[2] for f in _verify(bnb)] == ["NRN905"]
+    # an apex use outside the try still is
+    assert [f[0] for f in _verify("try:\n    import apex\nexcept ImportError:\n    apex = None\nx = apex.amp.initialize(1)\n")] == [5]
+
+
+def test_torch_version_tests_older_than_torchneuron_are_decided() -> None:
+    source = (
+        "import torch\n"
+        "from packaging import version\n"
+        "if version.parse(torch.__version__) < version.parse('2.4.0'):\n"
+        "    KEY = torch.cuda.amp.grad_scaler.GradScaler\n"
+        "OLD = version.parse(torch.__version__).release < (2, 3)\n"
+        "if OLD:\n"
+        "    from torch.cuda.amp import GradScaler\n"
+        "    s = GradScaler()\n"
+        "if digit_version(torch.__version__) >= digit_version('2.0.0'):\n"
+        "    pass\n"
+        "else:\n"
+        "    torch.cuda.synchronize()\n"
+        "if version.parse(torch.__version__) >= version.parse('2.20'):\n"
+        "    torch.cuda.synchronize()\n"
+    )
+    assert [f[0] for f in _verify(source)] == [14]  # a release newer than TorchNeuron's first: unknown
+
+
+def test_a_cuda_class_named_in_an_annotation_is_harmless() -> None:
+    source = "from torch.cuda.amp import GradScaler\ndef make() -> GradScaler:\n    return None\nx: GradScaler = None\n"
+    assert _verify(source) == []
+    assert [f[0] for f in _verify("from torch.cuda.amp import GradScaler\ns = GradScaler()\n")] == [2]
+
+
+def test_a_list_of_backend_names_chooses_no_device() -> None:
+    assert _verify("SUPPORTED_ACCELERATOR_LIST = ['cuda', 'cpu', 'xpu', 'npu', 'mps']\n") == []
+    assert [f[2] for f in _verify("devices = ['cpu', 'cuda']\n")] == ["NRN101"]

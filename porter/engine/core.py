@@ -31,6 +31,7 @@ from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
 from porter.engine.suppress import Suppressions, drop_suppressed, skip_file
 from porter.engine.textio import SourceError, check_bytes, decode_source, port_from_disk
 from porter.engine.verify import had_fallback, verify_port, verify_tree
+from porter.rules._lib.backends import backend_scopes, keep_whole
 
 _TARGETS_NEURON = re.compile(TARGETS_NEURON)
 
@@ -169,6 +170,8 @@ def _port_module(
     unsuppressed = _Unsuppressed(context, suppressions, options.suppress)
     context.edits = unsuppressed.edits(context.edits)
     context.changes = [(change, only) for change, only in context.changes if unsuppressed.keeps(change.code, change.line)]
+    backends = backend_scopes(module, metadata[QualifiedNameProvider], path)  # type: ignore[arg-type]
+    keep_whole(context, backends, tree.parents)  # a CUDA backend keeps being CUDA's: nothing is ported in it
 
     in_port = (
         options.all_files
@@ -196,7 +199,8 @@ def _port_module(
         return unchanged()
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
-    edits += unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
+    unused = unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
+    edits += [edit for edit in unused if backends.holding(edit.target, tree.parents) is None]
     new_module = wrapper.module.visit(_EditApplier(edits, tree.parents))
     new_module = _add_missing_imports(new_module, edits)
     new_text = _spliced(module, new_module, data, text, python_tree)

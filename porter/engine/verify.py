@@ -12,7 +12,10 @@ port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
   (imports; the uses of a package imported whole, ``import apex`` then ``apex.amp.x``, when that
   import is not marked; kernel decorators; ``cpp_extension.load``, ``_scaled_mm``,
   ``kernels.get_kernel``, SDPA backend selection), ``nvidia-smi`` run from Python, and tests on
-  ``torch.version.cuda``.
+  ``torch.version.cuda``. Not inside a CUDA backend of a device abstraction
+  (``rules/_lib/backends.py``: ``class CUDAAccelerator(Accelerator)``, or a ``cuda.py`` holding
+  one): the port keeps it whole on purpose and says so with its NRN115 marker, so its CUDA is
+  kept, not left over (a use there of a CUDA-only import counts as marked).
 * ``neuron-api``: every ``torch.neuron.<name>`` is in the signature table
   (``rules/_tables/neuron_api.py``) and every call binds to its parameters: no extra positional
   argument, no unknown keyword, no parameter given twice, every required one given (calls with
@@ -38,8 +41,16 @@ unknown on a Trainium host. False: ``torch.cuda.is_available()``, ``torch.cuda.i
 ``x.type == "neuron"`` (the port's own tests). ``not``, ``and``, ``or``, ``==/!= 0``, ``is None`` and
 ``!=`` combine them; a name or attribute every assignment in the file gives one known value
 (``use_cuda = not args.no_cuda and torch.cuda.is_available()``) holds it. Anything else is unknown.
+A test of torch's version against a release older than TorchNeuron's first (2.10:
+``version.parse(torch.__version__) < version.parse("2.4")`` is False, ``.release >= (2, 3)`` True)
+is decided. A library the requirements port removes (apex, flash-attn, xformers ...:
+``_ABSENT_ON_NEURON``) is not installed on Trainium: in a ``try`` that imports it under ``except
+ImportError``, the rest of the body and the ``else`` do not run, and a flag set there
+(``APEX_INSTALLED = True``) holds what the handler sets (``= False``).
 The body of an ``if``/``while``/ternary whose test is False is unreachable, and so is the
-``else`` of a True test; unknown tests leave both reachable. Code after an early exit, and
+``else`` of a True test; unknown tests leave both reachable. A CUDA class named only in an
+annotation (``-> GradScaler``) runs nothing; a string in a list that also names another
+accelerator (``['cuda', 'cpu', 'xpu', 'npu']``) lists backends, it chooses no device. Code after an early exit, and
 functions only called from unreachable code, are not followed.
 
 Cost: the ported file's ``TreeIndex`` (one pass), one pass over it here, import-based qualified
@@ -64,6 +75,7 @@ from porter.engine.fastcst.names import LazyQualifiedNames
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.results import Finding, FindingKind
+from porter.rules._lib.backends import NO_SCOPES, backend_scopes
 from porter.rules._lib.device import cuda_string
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._tables import cuda_only
@@ -114,6 +126,21 @@ _DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel",
     "torch.nn.parallel.data_parallel.DataParallel",
 })
+# CUDA-only libraries the requirements port comments out (NRN994: porter/filetypes/_pins.py, remove=True):
+# not installed on Trainium, so the code after their guarded import in a ``try`` (and its
+# ``else``) does not run there. bitsandbytes, triton, pynvml ... have CPU builds: not counted.
+_ABSENT_ON_NEURON = frozenset({
+    "apex", "flash_attn", "xformers", "mamba_ssm", "causal_conv1d", "flashinfer", "transformer_engine",
+    "pycuda", "torch_tensorrt", "tensorrt",
+})
+# TorchNeuron is torch 2.10 and later (2.9 was the last XLA-based torch-neuronx; the released
+# wheels are 2.13/2.14: AWS Neuron docs, release notes and the PyTorch/XLA transition
+# announcement): a test of torch's version against an older release is decided on Neuron.
+_NEURON_TORCH_FLOOR = (2, 10)
+_VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
+# Names of accelerators other than CUDA/Neuron/CPU: a list holding one names backends (a registry's
+# supported list), it does not choose a device.
+_OTHER_BACKENDS = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "dipu", "sdaa", "supa", "klxpu", "rocm", "hip"})
 _PLACES = re.compile(r"""["'](cuda|cpu|neuron)\b|\.cuda\(|\.to\(|device""")
 _GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _COMPARE_METHODS = frozenset({"startswith", "endswith", "find", "index", "count", "__contains__"})
@@ -189,6 +216,10 @@ class Verifier:
         self._assignments: dict[str, list[cst.BaseExpression]] | None = None
         self._imported: set[str] = set()
         self._marked_blocks: set[tuple[int, str]] = set()  # (block, library) with a marked import
+        # CUDA backends of a device abstraction, kept whole by the port on purpose (rules/_lib/backends.py).
+        root = tree.root
+        self.kept = backend_scopes(root, names, path) if isinstance(root, cst.Module) else NO_SCOPES
+        self._absent: dict[int, cst.BaseStatement] | None = None  # see _absent_library_trys
         for node in tree.find(tree.root, *_IMPORTS):
             assert isinstance(node, (cst.Import, cst.ImportFrom))
             self._imported |= _bound_heads(node)
@@ -214,6 +245,10 @@ class Verifier:
                 kids = of(node)
                 if not kids:
                     continue
+            if kind is cst.Try and id(node) in self._absent_library_trys():
+                # After the import of a library Trainium does not have: only the part before it runs.
+                extend([(kid, in_test) for kid in reversed(self._reachable_try_parts(node))])  # type: ignore[arg-type]
+                continue
             if kind in _BRANCHES:
                 value = self.value(node.test)  # type: ignore[attr-defined]
                 body = value is not False
@@ -300,6 +335,9 @@ class Verifier:
 
     def _compare(self, left: cst.BaseExpression, comparison: cst.ComparisonTarget) -> bool | None:
         op, right = comparison.operator, comparison.comparator
+        decided = self._torch_version_test(left, op, right)
+        if decided is not None:
+            return decided
         negated = isinstance(op, (cst.NotEqual, cst.IsNot, cst.NotIn))
         if isinstance(op, (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)):
             for one, other in ((left, right), (right, left)):
@@ -329,11 +367,110 @@ class Verifier:
                 return False
         return None
 
+    def _torch_version_test(self, left: cst.BaseExpression, op: cst.BaseCompOp, right: cst.BaseExpression) -> bool | None:
+        """``version.parse(torch.__version__) < version.parse("2.4")``, ``digit_version(
+        torch.__version__) >= digit_version("2.0.0")``, ``version.parse(torch.__version__).release
+        >= (2, 3)``: decided on Neuron when the release compared with is older than TorchNeuron's
+        first (``_NEURON_TORCH_FLOOR``); else unknown."""
+        flipped: dict[type, type] = {cst.LessThan: cst.GreaterThan, cst.LessThanEqual: cst.GreaterThanEqual,
+                   cst.GreaterThan: cst.LessThan, cst.GreaterThanEqual: cst.LessThanEqual}
+        kind: type = type(op)
+        if self._is_torch_version(right) and not self._is_torch_version(left):
+            left, right = right, left
+            kind = flipped.get(kind, kind)
+        if not self._is_torch_version(left):
+            return None
+        release = _release(right)
+        if release is None or release >= _NEURON_TORCH_FLOOR:
+            return None
+        if kind in (cst.GreaterThan, cst.GreaterThanEqual, cst.NotEqual):
+            return True
+        if kind in (cst.LessThan, cst.LessThanEqual, cst.Equal):
+            return False
+        return None
+
+    def _is_torch_version(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Attribute) and node.attr.value in ("release", "base_version"):
+            node = node.value
+        if isinstance(node, cst.Call) and len(node.args) == 1:
+            node = node.args[0].value
+        return "torch.__version__" in self.qualified(node)
+
+    def _absent_library_trys(self) -> dict[int, cst.BaseStatement]:
+        """The ``try`` statements whose body imports a library Trainium does not have
+        (``_ABSENT_ON_NEURON``) under an ``except ImportError`` (or broader), each with the
+        statement of its body holding that import."""
+        if self._absent is None:
+            self._absent = {}
+            for node in self.tree.find(self.tree.root, *_IMPORTS):
+                assert isinstance(node, (cst.Import, cst.ImportFrom))
+                if not _imports_absent(node):
+                    continue
+                statement = self.statement_of(node)
+                child: cst.CSTNode = statement
+                current = self.tree.parents.get(statement)
+                while current is not None and not isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+                    if isinstance(current, cst.Try) and child is current.body:
+                        if _catches_import_errors(current) and isinstance(current.body, cst.IndentedBlock):
+                            top = next(s for s in current.body.body if s is statement or _within(self.tree, statement, s))
+                            self._absent.setdefault(id(current), top)
+                        break
+                    child, current = current, self.tree.parents.get(current)
+        return self._absent
+
+    def _reachable_try_parts(self, node: cst.Try) -> list[cst.CSTNode]:
+        """The children of a ``try`` that run when its absent library's import fails: the body up
+        to and with the import, the handlers and ``finally`` (not the ``else``)."""
+        stop = self._absent_library_trys()[id(node)]
+        kept: list[cst.CSTNode] = []
+        assert isinstance(node.body, cst.IndentedBlock)
+        for statement in node.body.body:
+            kept.append(statement)
+            if statement is stop:
+                break
+        kept.extend(node.handlers)
+        if node.finalbody is not None:
+            kept.append(node.finalbody)
+        return kept
+
+    def _after_absent_import(self, node: cst.CSTNode) -> bool:
+        """Inside a ``try`` body after its absent library's import, or in that ``try``'s ``else``."""
+        child, current = node, self.tree.parents.get(node)
+        absent = self._absent_library_trys()
+        while current is not None:
+            if isinstance(current, cst.Try) and id(current) in absent:
+                if child is current.orelse:
+                    return True
+                if child is current.body and isinstance(current.body, cst.IndentedBlock):
+                    statements = list(current.body.body)
+                    stop = statements.index(absent[id(current)])
+                    mine = next((i for i, s in enumerate(statements) if s is node or _within(self.tree, node, s)), -1)
+                    return mine > stop
+            child, current = current, self.tree.parents.get(current)
+        return False
+
+    def _absent_fallback(self, node: cst.Assign) -> bool:
+        """``X = False`` / ``X = None`` in a handler of a ``try`` importing an absent library."""
+        if not (isinstance(node.value, cst.Name) and node.value.value in ("False", "None")):
+            return False
+        absent = self._absent_library_trys()
+        for current in _ancestors(self.tree, node):
+            if isinstance(current, cst.ExceptHandler):
+                owner = self.tree.parents.get(current)
+                return isinstance(owner, cst.Try) and id(owner) in absent
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                return False
+        return False
+
     def _learn_flags(self) -> None:
         """Names every assignment in the file gives one known value (``use_cuda = ...``)."""
         for node in self.tree.find(self.tree.root, cst.Assign):
             assert isinstance(node, cst.Assign)
+            if self._absent_library_trys() and self._after_absent_import(node):
+                continue  # APEX_INSTALLED = True after `import apex`: never runs on Neuron
             value = self.value(node.value) if _mentions_query(node.value) else None
+            if value is None and self._absent_library_trys() and self._absent_fallback(node):
+                value = False  # except ImportError: APEX_INSTALLED = False — what Neuron runs
             for target in node.targets:
                 text = dotted(target.target)
                 if text is None:
@@ -373,6 +510,8 @@ class Verifier:
             if name == "torch.cuda" or name.startswith("torch.cuda."):
                 if name in _HARMLESS or in_test and name in _HARMLESS_IN_TESTS:
                     return
+                if _in_annotation(self.tree, node):
+                    return  # `-> GradScaler`: naming a class in a hint runs nothing on a device
                 self._cuda_only(node, f"{name} left in the port: it needs a CUDA device", "NRN103")
                 return
             if name == cuda_only.VERSION_CUDA:
@@ -409,7 +548,7 @@ class Verifier:
         head = (dotted(node) or "").split(".")[0]
         statement = self.statement_of(node)
         for binding in self.bindings.get(head, ()):
-            binding.uses.append((statement, _marked(statement)))
+            binding.uses.append((statement, _marked(statement) or self._kept(statement)))
             return
         # bound by an import in a branch not reachable here, or after: judge the use alone
         if not _marked(statement):
@@ -430,7 +569,7 @@ class Verifier:
                 code = "NRN114" if "NCCL" in value else "NRN303"
                 self._cuda_only(node, f"{value} left in the port: a CUDA/NCCL setting that Neuron does not read", code)
             return
-        if _is_compared(self.tree, node) or not _is_setting(self.tree, node):
+        if _is_compared(self.tree, node) or not _is_setting(self.tree, node) or _names_backends(self.tree, node):
             return
         if cuda_string(node):
             self._cuda_only(node, f"device value {_short(node)} left in the port: \"neuron\" (or torch.accelerator) on Neuron", "NRN101")
@@ -558,9 +697,14 @@ class Verifier:
 
     # ----------------------------------------------------------------- recording
     def _cuda_only(self, node: cst.CSTNode, message: str, code: str | None) -> None:
-        if _marked(self.statement_of(node)):
+        if _marked(self.statement_of(node)) or self._kept(node):
             return
         self._add(node, FindingKind.CUDA_ONLY, message, code)
+
+    def _kept(self, node: cst.CSTNode) -> bool:
+        """Inside a CUDA backend the port kept whole: its CUDA is kept on purpose, not left over
+        (the port's NRN115 marker on the backend says so)."""
+        return bool(self.kept.scopes) and self.kept.holding(node, self.tree.parents) is not None
 
     def _add(self, node: cst.CSTNode, kind: FindingKind, message: str, code: str | None, line: int | None = None) -> None:
         where = line if line is not None else self.position(node)[0]
@@ -637,6 +781,60 @@ def _guarded(tree: TreeIndex, statement: cst.CSTNode, guards: frozenset[str] = _
                     return True
         child, current = current, tree.parents.get(current)
     return False
+
+
+def _catches_import_errors(node: cst.Try) -> bool:
+    """A handler of ``node`` catches ImportError: bare, ImportError/ModuleNotFoundError or broader."""
+    for handler in node.handlers:
+        caught = handler.type
+        if caught is None:
+            return True
+        names = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+        if any((dotted(name) or "").split(".")[-1] in _GUARDS for name in names):
+            return True
+    return False
+
+
+def _imports_absent(node: cst.Import | cst.ImportFrom) -> bool:
+    if isinstance(node, cst.ImportFrom):
+        module = dotted(node.module) if node.module is not None and not node.relative else None
+        return module is not None and module.split(".")[0] in _ABSENT_ON_NEURON
+    return any((dotted(alias.name) or "").split(".")[0] in _ABSENT_ON_NEURON for alias in node.names)
+
+
+def _within(tree: TreeIndex, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+    return any(current is ancestor for current in _ancestors(tree, node))
+
+
+def _in_annotation(tree: TreeIndex, node: cst.CSTNode) -> bool:
+    for current in _ancestors(tree, node):
+        if isinstance(current, cst.Annotation):
+            return True
+        if isinstance(current, _STATEMENTS):
+            return False
+    return False
+
+
+def _release(node: cst.BaseExpression) -> tuple[int, int] | None:
+    """``"2.4.0"``, ``parse("2.4")``, ``(2, 3)`` as (major, minor); None for anything else."""
+    if isinstance(node, cst.Call) and len(node.args) == 1:
+        node = node.args[0].value
+    if isinstance(node, cst.Tuple) and len(node.elements) >= 2:
+        numbers = [e.value.value for e in node.elements[:2] if isinstance(e.value, cst.Integer)]
+        return (int(numbers[0]), int(numbers[1])) if len(numbers) == 2 else None
+    text = string_value(node)
+    found = _VERSION.match(text) if text is not None else None
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _names_backends(tree: TreeIndex, node: cst.CSTNode) -> bool:
+    """A string in a list/tuple/set literal that also names another accelerator (``['cuda', 'cpu',
+    'xpu', 'npu', ...]``): a registry's list of backend names, not a device choice."""
+    element = tree.parents.get(node)
+    container = tree.parents.get(element) if isinstance(element, cst.Element) else None
+    if not isinstance(container, (cst.List, cst.Tuple, cst.Set)):
+        return False
+    return any((string_value(e.value) or "").lower() in _OTHER_BACKENDS for e in container.elements)
 
 
 def _is_compared(tree: TreeIndex, node: cst.CSTNode) -> bool:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Unchanged
 from porter.engine.textio import SourceError, read_source
+from porter.rules._lib.backend_names import cuda_named
 from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
 
@@ -75,6 +76,8 @@ class Stats:
 def key_kind(task: Task) -> str:
     """The kind part of a cache key. A non-Python file's port depends on its name (a
     requirements file, a Dockerfile ...): its name and folder go into the key."""
+    if task.kind == "py" and cuda_named(task.path):
+        return "py:cuda-named"  # it may be a CUDA backend, kept whole (rules/_lib/backends.py)
     if task.kind != "file":
         return task.kind
     parent, name = os.path.split(task.path)
