@@ -117,7 +117,8 @@ class CompileInsert(Rule):
         (manual SGD: ``p.data.add_(p.grad, alpha=-lr)``) finds the model by ``loss.backward()``: the
         variable called in what the loss is computed from (``loss = criterion(model(x), y)``, one
         assignment back; not a torch loss module, nor a function or class of the file, nor a
-        parameter of the function: ``loss_fct=None`` may hold any callable), followed out of nested
+        parameter of the function that it never uses as a module (``loss_fct=None`` may hold any
+        callable; ``model.to(device)`` / ``model.parameters()`` say it is one), followed out of nested
         functions (``def train()`` inside ``main()``) to where it is built. A compile is never
         inserted inside the step loop (a loop whose body calls ``.backward()``): a model picked per
         step from a list (``m = models[i]``) is compiled in the loop that places the list's models
@@ -442,13 +443,14 @@ class CompileInsert(Rule):
         defined = {s.name.value for s in cast("list[cst.FunctionDef | cst.ClassDef]", m.findall(module, m.FunctionDef() | m.ClassDef()))}
         function = _function_of(self, backward)
         # A parameter may hold any callable the caller passes (``loss_fct=None`` then a default loss):
-        # a plain function has no ``.compile``, and a loss the user chose is not the model.
+        # a plain function has no ``.compile``, and a loss the user chose is not the model; unless
+        # the function itself treats it as a module (``model.to(device)``, ``model.parameters()``).
         parameters = {p.name.value for p in function.params.params} if function is not None else set()
         for value in values:
             for c in cast("list[cst.Call]", m.findall(value, m.Call())):
                 if not isinstance(c.func, cst.Name) or c.func.value in defined or self._imported(c.func):
                     continue
-                if c.func.value in parameters:
+                if c.func.value in parameters and not _used_as_module(self, function, c.func.value):
                     continue
                 site = self._closure_site(self.statement_of(backward), c.func.value)
                 if site is not None and site.builder is not None and not self._torch_loss(site.builder):
@@ -978,6 +980,20 @@ def _stored_attributes(statement: cst.BaseStatement, name: str) -> list[str]:
         for t in a.targets:
             found.extend(b[len("self."):] for b in _bound_names(t.target) if b.startswith("self."))
     return found
+
+
+_MODULE_METHODS = frozenset({"to", "cuda", "parameters", "named_parameters", "train", "eval", "state_dict", "load_state_dict", "zero_grad", "modules"})
+
+
+def _used_as_module(rule: Rule, function: cst.FunctionDef | None, name: str) -> bool:
+    """``name.to(device)`` / ``name.parameters()`` in the function: the value is an nn.Module."""
+    if function is None:
+        return False
+    return any(
+        isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value in _MODULE_METHODS
+        and isinstance(n.func.value, cst.Name) and n.func.value.value == name
+        for n in child_index(rule).walk(function.body)
+    )
 
 
 def _root_name(node: cst.BaseExpression) -> str | None:
