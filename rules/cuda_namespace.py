@@ -29,6 +29,7 @@ from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_MEMORY,
     ACCELERATOR_ONLY,
+    CUDA_GRAPH_WRAPPERS,
     ACCELERATOR_TORCH,
     ACCELERATOR_TORCH_REVIEW,
     NO_EQUIVALENT,
@@ -128,7 +129,9 @@ class CudaNamespace(Rule):
         none of them); ``mem_get_info`` gets the NRN104 marker. Deprecated ``memory_cached``/``max_memory_cached`` become
         ``memory_reserved``/``max_memory_reserved``. Names with no Neuron counterpart
         (``mem_get_info``, ``set_per_process_memory_fraction``, ``get_device_capability``, CUDA
-        graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker.
+        graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker; so do other
+        libraries' CUDA-graph wrappers (tensordict's ``CudaGraphModule``: table
+        ``CUDA_GRAPH_WRAPPERS``, by qualified name).
         NRN115 (emitted by the engine for every rule, declared here): the CUDA backend of a device
         abstraction (``class CUDAAccelerator(Accelerator)``, a ``cuda.py`` module defining one,
         ``is_cuda_available()`` beside ``is_npu_available()``: ``rules/_lib/backends.py`` states
@@ -195,12 +198,22 @@ class CudaNamespace(Rule):
     name: ClassVar[str] = "cuda-namespace"
     summary: ClassVar[str] = "torch.cuda.* runtime calls -> torch.neuron.* (data table)"
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("cuda",)
+    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN104": "torch.cuda API with no Neuron equivalent, or arguments torch.neuron rejects: review marker added",
         BACKEND_CODE: BACKEND_SUMMARY,
     }
     order: ClassVar[int] = 20
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.matches(node.func, *CUDA_GRAPH_WRAPPERS):
+            name = next(iter(sorted(self.qualified(node.func) & set(CUDA_GRAPH_WRAPPERS))))
+            self.mark(
+                node,
+                f"{name.replace('.cudagraphs', '')}: CUDA graphs are not available on Neuron (without CUDA it passes every call "
+                "through); torch.compile(backend='neuron') compiles whole graphs",
+                code="NRN104",
+            )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         self._consider(node)

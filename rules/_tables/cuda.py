@@ -155,6 +155,14 @@ ACCELERATOR_TORCH_REVIEW: frozenset[str] = frozenset({"manual_seed", "manual_see
 # torch.accelerator.get_memory_info, mem_get_info's counterpart, is a memory call, see above).
 ACCELERATOR_ONLY: dict[str, str] = {}
 
+# Other libraries' CUDA-graph wrappers (NRN104 marker). tensordict/nn/cudagraphs.py: CudaGraphModule
+# checks torch.cuda.is_available() at construction; without CUDA every call passes through to the
+# wrapped function ("calls to this instance will just pass through it"), so it runs but gains nothing.
+CUDA_GRAPH_WRAPPERS: dict[str, str] = {
+    "tensordict.nn.CudaGraphModule": "tensordict/nn/__init__.py (re-export)",
+    "tensordict.nn.cudagraphs.CudaGraphModule": "tensordict/nn/cudagraphs.py",
+}
+
 # Legacy typed-tensor classes: torch.cuda.<Name> -> (dtype, set_default_dtype accepts it).
 TENSOR_TYPES: dict[str, str] = {
     "FloatTensor": "torch.float32",
