@@ -15,7 +15,7 @@ from porter.rules._lib.args import positional, with_args
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.precision import (
-    ACCELERATOR_DEVICE_TYPE,
+    ACCELERATOR_DEVICE_TYPE_OR_CUDA,
     AUTOCAST,
     CUDA_AUTOCAST,
     GRAD_SCALER,
@@ -296,7 +296,7 @@ class GradScalerRule(Rule):
         return () if self._torch else (ImportSpec("torch"),)
 
     def _device_text(self) -> str:
-        return ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{self._torch or 'torch'}.", 1)
+        return ACCELERATOR_DEVICE_TYPE_OR_CUDA.replace("torch.", f"{self._torch or 'torch'}.", 1)
 
     # ------------------------------------------------------------------ wrappers
     def visit_Call(self, node: cst.Call) -> None:
@@ -539,14 +539,19 @@ class _Owners:
 
     def __init__(self, rule: GradScalerRule, bindings: list[_Binding]) -> None:
         self.rule = rule
+        self.bindings = bindings
         self.calls = {id(binding.call) for binding in bindings}
         self.touched = {id(b.call): {id(_function_of(rule, n)) for n in (b.call, *b.seen)} for b in bindings}
         self.anywhere: set[int] = set().union(*self.touched.values())
         self._exits: dict[int, bool] = {}
 
     def reasons(self, binding: _Binding, blockers: list[Fp16Source]) -> list[Fp16Source]:
-        """The float16 sources that keep this scaler (empty: it can go)."""
-        return [source for source in blockers if self.owns(binding, source)]
+        """The float16 sources that keep this scaler (empty: it can go). Scalers built into one
+        name (``self.scaler = GradScaler()`` in ``__init__`` and again in ``fit``) are one scaler
+        over time, with the same uses: a reason of one keeps them all."""
+        own = [source for source in blockers if self.owns(binding, source)]
+        same = [b for b in self.bindings if b is not binding and b.text and b.text == binding.text and b.scope is binding.scope]
+        return own + [source for source in blockers if source not in own and any(self.owns(b, source) for b in same)]
 
     def owns(self, binding: _Binding, source: Fp16Source) -> bool:
         node = source.node

@@ -48,6 +48,9 @@ HALF_TENSOR_TYPES = frozenset({"torch.HalfTensor", "torch.cuda.HalfTensor"})
 DTYPE_NAME = re.compile(r"(?i)(^|_)(dtype|ptdtype|amp_dtype|autocast_dtype)(_|$)|dtype$")
 # --style accelerator: the device-generic device type (the same spelling the NRN1xx rules use).
 ACCELERATOR_DEVICE_TYPE = "torch.accelerator.current_accelerator().type"
+# The same where no availability test guards it: current_accelerator() is None on a CPU-only host,
+# where the original's "cuda" is kept (a GradScaler("cuda") there disables itself, as before).
+ACCELERATOR_DEVICE_TYPE_OR_CUDA = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
 
 # Codes of the rules that port each kind of float16 source (see rules/autocast.py, rules/half_precision.py).
 AUTOCAST_CODE = "NRN201"
