@@ -373,6 +373,18 @@ def disable_dropout() -> None:
         return sdpa(query, key, value, attn_mask, 0.0, *rest, **kwargs)
 
     F.scaled_dot_product_attention = scaled_dot_product_attention
+    # RNN/LSTM/GRU apply dropout between layers inside the fused kernel, from their float
+    # ``dropout`` attribute (read by forward on every call), not through F.dropout: the attribute
+    # reads 0.0; what the script set is kept aside, in ``_porter_dropout``.
+    from torch.nn.modules.rnn import RNNBase
+
+    def kept(self: Any) -> float:
+        return 0.0
+
+    def keep(self: Any, value: float) -> None:
+        self.__dict__["_porter_dropout"] = value
+
+    RNNBase.dropout = property(kept, keep)  # type: ignore[assignment]
 
 
 _CUDA_ZERO = (
