@@ -58,14 +58,35 @@ DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr
 class Recipe:
     """How one corpus script trains on a CPU: its arguments, or why it cannot here."""
 
-    args: tuple[str, ...] = ()  # "{data}" is the folder make_data wrote
+    args: tuple[str, ...] = ()  # "{data}" is the folder the recipe's files are written to
     needs: str = ""  # non-empty: not runnable, this is why (the data/weights/simulator it reads)
     nproc: int = 1
+    files: tuple[tuple[str, Any], ...] = ()  # (name, content) written to {data}; a dict is written as JSON
+    why: str = ""  # what the files are, and why the script reads them so
+
+
+def hydra_recipe(config_name: str, config: dict[str, Any], why: str) -> Recipe:
+    """A ``@hydra.main`` script given its primary config from {data} (Hydra's own ``--config-path`` and
+    ``--config-name``; JSON is YAML). Hydra's run folder goes to {data} too, and no .hydra copy."""
+    return Recipe(("--config-path", "{data}", "--config-name", config_name, "hydra.run.dir={data}/hydra",
+                   "hydra.output_subdir=null"), files=((f"{config_name}.yaml", config),), why=why)
+
+
+def write_files(recipe: Recipe, data: Path) -> None:
+    for name, content in recipe.files:
+        text = content if isinstance(content, str) else json.dumps(content, indent=1) + "\n"
+        (data / name).write_text(text.replace("{data}", str(data)), encoding="utf-8")
 
 
 # Per script (corpus key), what it reads. Read from each script's source and --help.
 _TORCHTUNE = "a torchtune YAML config naming a pretrained checkpoint and tokenizer (downloaded weights) and a Hugging Face dataset"
 _TORCHRL_ENV = "a simulator environment ({env}) that generates its training data"
+# torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
+# their YAML: the config is written here with exactly the keys the script (and its utils) read, the
+# project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
+# compile off, losses), small sizes, and logging and checkpoints off.
+_TORCHRL_CONFIG = ("{name}.yaml: the Hydra config {script} reads (its keys from the script and its utils; "
+                   "the project's own defaults, small sizes, logger and checkpoints off)")
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
@@ -81,6 +102,18 @@ RECIPES: dict[str, Recipe] = {
     **{f"torchrl-0.14.1/benchmarks/{name}.py": Recipe(
         needs=f"a CUDA device: a CUDA-event timing / memory benchmark (no optimizer) that returns early on any other device ({name}.py, `if device.type != \"cuda\"`)")
        for name in ("bench_rnn_backward", "bench_rnn_recompute_memory")},
+    # CartPole-v1 is gymnasium's pure-Python classic-control task: the script's own default env.
+    "torchrl-0.14.1/sota-implementations/dqn/dqn_cartpole.py": hydra_recipe("config_cartpole", {
+        "device": None, "env": {"env_name": "CartPole-v1"},
+        "collector": {"total_frames": 640, "frames_per_batch": 32, "eps_start": 1.0, "eps_end": 0.05,
+                      "annealing_frames": 320, "init_random_frames": 64},
+        "buffer": {"buffer_size": 1000, "batch_size": 16},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "test_interval": 100000,
+                   "num_test_episodes": 1, "video": False},
+        "optim": {"lr": 2.5e-4}, "loss": {"gamma": 0.99, "hard_update_freq": 50, "num_updates": 2},
+        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "checkpoint": {"path": None, "interval": 0, "resume": False, "format": "archive", "strict": "error"},
+    }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole")),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
 }
@@ -142,6 +175,17 @@ def _path(root: Path, deps: Path | None) -> str:
     return os.pathsep.join([str(root), *([str(deps)] if deps else [])])
 
 
+def installed(work: Path, name: str, folder: Path) -> Path:
+    """FOLDER as pip would have installed it: reached through a folder named site-packages (a link),
+    so the check reads the project's library (torchrl/, torchtune/) and the deps as libraries, not as
+    the port's own code, as on a user's machine. Only the script's own folder is ported."""
+    link = work / "installed" / name / "site-packages"
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(folder.resolve(), target_is_directory=True)
+    return link
+
+
 def _env(root: Path, deps: Path | None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PORTER_"))}
     env.update(PYTHONPATH=_path(root, deps), PYTHONDONTWRITEBYTECODE="1")
@@ -194,12 +238,14 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
         return Outcome(f.key, "failed", f"porter's: migrate wrote no port (exit {migrate.returncode}): {migrate.stderr[-300:]}")
     data = work / "data" / f.project / rel
     data.mkdir(parents=True, exist_ok=True)
+    write_files(recipe, data)
     args = [a.replace("{data}", str(data)) for a in recipe.args]
     report_path = work / "reports" / (f.key.replace("/", "__") + ".json")
     report_path.parent.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "porter", "check", str(port), "--against", str(orig), "--steps", str(steps),
                "--nproc", str(recipe.nproc), "--timeout", str(timeout), "--json", str(report_path), "--", *args]
-    done = subprocess.run(command, cwd=ROOT, env=_env(f.root, deps), capture_output=True, text=True, timeout=timeout * 4)
+    libraries = installed(work, f.project, f.root), (installed(work, "deps", deps) if deps else None)
+    done = subprocess.run(command, cwd=ROOT, env=_env(*libraries), capture_output=True, text=True, timeout=timeout * 4)
     if not report_path.exists():
         return Outcome(f.key, "failed", f"porter's: check wrote no report (exit {done.returncode}): {done.stderr[-300:]}",
                        done.returncode)
@@ -224,7 +270,7 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
     for f in files:
         recipe = RECIPES.get(f.key)
         config = missing_hydra_config(f)
-        if config:
+        if config and not (recipe and any(name == config for name, _ in recipe.files)):
             outcome = Outcome(f.key, "not runnable", f"its Hydra config {config} is not in the published archive")
             log(_line(outcome))
             outcomes.append(outcome)
