@@ -27,7 +27,16 @@ loop (corpus.py's detector: ``backward()``/optimizer steps in a loop) and an
    crash or the first failing finding at its file:line, said to be the script's own when the
    original fails the same way, porter's otherwise.
 
-The verified fraction is verified / runnable (a script the check could run at all).
+A script porter leaves byte-identical (its folder names no CUDA device or API: torchrl's bandit
+DQN builds everything on the CPU, ``device="cpu"`` by default) is **nothing to port**: its check runs
+and is printed, but it counts neither as verified (no port was proven) nor as failed (unchanged, it
+runs on a Trainium host exactly as here, on the CPU; moving a CPU script to ``neuron`` is not porting
+CUDA code, and porter changes no explicit device choice).
+
+A parity mismatch where the original also differs from itself under the same seeds (the check runs
+its fp32 pass again) is the script's own: an unseeded source such as a simulator's generator.
+
+The verified fraction is verified / runnable with a port (the check could run it, porter changed it).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,6 +124,18 @@ RECIPES: dict[str, Recipe] = {
         "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
         "checkpoint": {"path": None, "interval": 0, "resume": False, "format": "archive", "strict": "error"},
     }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole")),
+    "torchrl-0.14.1/sota-implementations/discrete_sac/discrete_sac.py": hydra_recipe("config", {
+        "env": {"name": "CartPole-v1", "task": "", "library": "gymnasium", "seed": 42, "max_episode_steps": 500},
+        "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32,
+                      "reset_at_each_iter": False, "device": None, "env_per_collector": 1},
+        "replay_buffer": {"prb": 0, "size": 1000, "scratch_dir": None},
+        "optim": {"utd_ratio": 1.0, "gamma": 0.99, "batch_size": 16, "lr": 3.0e-4, "weight_decay": 0.0,
+                  "target_update_polyak": 0.995, "target_entropy_weight": 0.2, "loss_function": "l2"},
+        "network": {"hidden_sizes": [32, 32], "activation": "relu", "device": None},
+        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "mode": "offline", "eval_iter": 100000, "video": False},
+    }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config")),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
 }
@@ -165,7 +187,7 @@ def candidates(files: list[corpus.CorpusFile]) -> list[corpus.CorpusFile]:
 @dataclass
 class Outcome:
     key: str
-    status: str  # verified / failed / not runnable
+    status: str  # verified / failed / nothing to port / not runnable
     why: str = ""
     exit: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
@@ -197,7 +219,17 @@ def _root_cause(report: dict[str, Any]) -> str:
     crash = report.get("crash")
     if crash:
         message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
-        return f"crash at {crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
+        where, what = f"{crash.get('file')}:{crash.get('line')}", (message[-1] if message else crash.get("kind"))
+        if what.startswith("SystemExit"):
+            # Hydra (and others) print the exception, then sys.exit(1): the printed one is the cause
+            tail = str(crash.get("traceback", ""))
+            raised = re.findall(r"^(\w+(?:Error|Exception|Exit)\b.*)$", tail, re.M)
+            frames = [(file, line) for file, line in re.findall(r'File "([^"]+)", line (\d+)', tail)
+                      if "site-packages" not in file and not file.startswith("<")]
+            if raised:
+                what = f"{raised[-1]} (then {what})"
+                where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else where
+        return f"crash at {where}: {what[:200]}"
     errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
     if errors:
         first = errors[0]
@@ -223,11 +255,44 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+NOTHING = "nothing to port"
+
+
+def help_with_files(f: corpus.CorpusFile, recipe: Recipe, deps: Path | None) -> tuple[bool, str]:
+    """corpus.run_help for a script that needs the recipe's files to say its usage (Hydra composes
+    the config before it prints ``--help``): the files in a temp folder, the recipe's arguments."""
+    with tempfile.TemporaryDirectory(prefix="porter-check-help-") as tmp:
+        data = Path(tmp)
+        write_files(recipe, data)
+        args = [a.replace("{data}", str(data)) for a in recipe.args]
+        env = {**_env(f.root, deps), "CUDA_VISIBLE_DEVICES": ""}
+        try:
+            done = subprocess.run([sys.executable, str(f.source), *args, "--help"], cwd=tmp, env=env, capture_output=True,
+                                  text=True, timeout=HELP_TIMEOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return False, f"timeout {HELP_TIMEOUT:.0f}s"
+    text = done.stdout + done.stderr
+    if done.returncode == 0:
+        return True, ""
+    missing = re.findall(r"ModuleNotFoundError: No module named '([^']+)'", text)
+    last = [line for line in text.strip().splitlines() if line.strip()]
+    return False, f"missing module {missing[-1]}" if missing else (last[-1][:160] if last else f"exit {done.returncode}")
+
+
+def _changed(orig_dir: Path, port_dir: Path) -> list[str]:
+    """The files of the script's folder the port changed (bytes differ, or only on one side)."""
+    names = {p.relative_to(orig_dir) for p in orig_dir.rglob("*") if p.is_file()}
+    names |= {p.relative_to(port_dir) for p in port_dir.rglob("*") if p.is_file()}
+    return sorted(str(n) for n in names if not (orig_dir / n).is_file() or not (port_dir / n).is_file()
+                  or (orig_dir / n).read_bytes() != (port_dir / n).read_bytes())
+
+
 def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, work: Path,
               deps: Path | None) -> Outcome:
     folder = f.source.parent
     rel = folder.relative_to(f.root)
-    orig_dir, port_dir = work / "orig" / f.project / rel, work / "port" / f.project / rel
+    base = work / "scripts" / f.key.replace("/", "__")  # two scripts of one folder each get their copy
+    orig_dir, port_dir = base / "orig" / f.project / rel, base / "port" / f.project / rel
     shutil.copytree(folder, orig_dir, ignore=shutil.ignore_patterns("__pycache__"))
     migrate = subprocess.run(
         [sys.executable, "-m", "porter", "migrate", str(orig_dir), "--out", str(port_dir), "--no-cache", "--no-diff",
@@ -236,7 +301,8 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     port, orig = port_dir / f.source.name, orig_dir / f.source.name
     if not port.exists():
         return Outcome(f.key, "failed", f"porter's: migrate wrote no port (exit {migrate.returncode}): {migrate.stderr[-300:]}")
-    data = work / "data" / f.project / rel
+    changed = _changed(orig_dir, port_dir)
+    data = base / "data"
     data.mkdir(parents=True, exist_ok=True)
     write_files(recipe, data)
     args = [a.replace("{data}", str(data)) for a in recipe.args]
@@ -251,11 +317,18 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
                        done.returncode)
     report = json.loads(report_path.read_text())
     facts = _summary(report)
+    if not changed:
+        # Not verified (no port was proven: nothing of porter's ran) and not failed (unchanged, it runs
+        # on a Trainium host as it runs here, where its own code puts it).
+        return Outcome(f.key, NOTHING, "porter changes no file of its folder: it names no CUDA device or API "
+                       f"of its own (check: exit {done.returncode}, parity {facts['parity'] or 'none'}; "
+                       f"{_root_cause(report) if done.returncode else 'no finding'})", done.returncode, facts)
     if done.returncode == 0 and facts["parity"] == ["match", "match"]:
         return Outcome(f.key, "verified", "", 0, facts)
     cause = _root_cause(report)
     parity_notes = [p.get("note", "") for p in (report.get("parity") or {}).get("passes", []) if p.get("verdict") != "match"]
-    own = "the original crashed here" in json.dumps(report.get("findings", []))
+    text = json.dumps(report.get("findings", []))
+    own = "the original crashed here" in text or "the original against itself" in text
     who = "the script's own (its original fails too)" if own else "porter's"
     return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else ""),
                    done.returncode, facts)
@@ -275,7 +348,8 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
             log(_line(outcome))
             outcomes.append(outcome)
             continue
-        ok, why = corpus.run_help(f.source, Path(_path(f.root, deps)))
+        ok, why = (help_with_files(f, recipe, deps) if recipe and recipe.files
+                   else corpus.run_help(f.source, Path(_path(f.root, deps))))
         if not ok:
             outcome = Outcome(f.key, "not runnable", f"original --help fails here: {why}"
                               + (f"; it also needs {recipe.needs}" if recipe and recipe.needs else ""))
@@ -291,7 +365,7 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
 
 
 def _line(o: Outcome) -> str:
-    text = f"{o.status:<13} {o.key}"
+    text = f"{o.status:<15} {o.key}"
     if o.facts:
         s = o.facts
         text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), recompiles {s['recompiles']}, "
@@ -322,10 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     except corpus.CorpusError as error:
         print(f"check-corpus: {error}", file=sys.stderr)
         return 2
-    runnable = [o for o in outcomes if o.status != "not runnable"]
+    ran = [o for o in outcomes if o.status != "not runnable"]
+    runnable = [o for o in ran if o.status != NOTHING]
     verified = [o for o in runnable if o.status == "verified"]
-    print(f"candidates (training loop + __main__): {len(outcomes)}; not runnable here: {len(outcomes) - len(runnable)}; "
-          f"runnable: {len(runnable)}")
+    print(f"candidates (training loop + __main__): {len(outcomes)}; not runnable here: {len(outcomes) - len(ran)}; "
+          f"run: {len(ran)}, of which nothing to port (porter changes nothing; not counted): {len(ran) - len(runnable)}; "
+          f"runnable with a port: {len(runnable)}")
     print(f"verified fraction: {corpus.pct(len(verified), len(runnable))} of the runnable scripts")
     if args.json:
         args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=2) + "\n", encoding="utf-8")
