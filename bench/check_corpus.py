@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
 # What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
-        "gymnasium==1.4.0", "cloudpickle", "farama-notifications")
+        "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six")
 
 
 @dataclass(frozen=True)
@@ -136,6 +136,18 @@ RECIPES: dict[str, Recipe] = {
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "mode": "offline", "eval_iter": 100000, "video": False},
     }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config")),
+    # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
+    "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
+        "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
+                           "device": None, "vmas_envs": None},
+        "model": {"shared_parameters": True, "centralised_critic": True},
+        "collector": {"frames_per_batch": 40, "n_iters": 3, "total_frames": None},
+        "buffer": {"memory_size": None},
+        "loss": {"gamma": 0.9, "lmbda": 0.9, "entropy_eps": 0, "clip_epsilon": 0.2},
+        "train": {"num_epochs": 2, "minibatch_size": 20, "lr": 5e-5, "max_grad_norm": 40.0, "device": None},
+        "eval": {"evaluation_interval": 1000, "evaluation_episodes": 1},
+        "logger": {"backend": None, "project_name": None, "group_name": None},
+    }, why=_TORCHRL_CONFIG.format(script="mappo_ippo.py", name="mappo_ippo")),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
 }
@@ -220,16 +232,7 @@ def _root_cause(report: dict[str, Any]) -> str:
     if crash:
         message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
         where, what = f"{crash.get('file')}:{crash.get('line')}", (message[-1] if message else crash.get("kind"))
-        if what.startswith("SystemExit"):
-            # Hydra (and others) print the exception, then sys.exit(1): the printed one is the cause
-            tail = str(crash.get("traceback", ""))
-            raised = re.findall(r"^(\w+(?:Error|Exception|Exit)\b.*)$", tail, re.M)
-            frames = [(file, line) for file, line in re.findall(r'File "([^"]+)", line (\d+)', tail)
-                      if "site-packages" not in file and not file.startswith("<")]
-            if raised:
-                what = f"{raised[-1]} (then {what})"
-                where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else where
-        return f"crash at {where}: {what[:200]}"
+        return f"crash at {where}: {what[:300]}"
     errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
     if errors:
         first = errors[0]
