@@ -61,7 +61,8 @@ ROOT = Path(__file__).resolve().parent.parent
 HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
 # What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
-        "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six")
+        "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six",
+        "torchao==0.11.0", "torchdata==0.11.0", "sentencepiece", "tiktoken")  # torchtune 0.6.1 imports nf4tensor: torchao < 0.18
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Recipe:
     needs: str = ""  # non-empty: not runnable, this is why (the data/weights/simulator it reads)
     nproc: int = 1
     files: tuple[tuple[str, Any], ...] = ()  # (name, content) written to {data}; a dict is written as JSON
+    make: str = ""  # Python run with the project on its path and {data} as argv[1]: files only the project can write
     why: str = ""  # what the files are, and why the script reads them so
 
 
@@ -91,6 +93,39 @@ def write_files(recipe: Recipe, data: Path) -> None:
 # Per script (corpus key), what it reads. Read from each script's source and --help.
 _TORCHTUNE = "a torchtune YAML config naming a pretrained checkpoint and tokenizer (downloaded weights) and a Hugging Face dataset"
 _TORCHRL_ENV = "a simulator environment ({env}) that generates its training data"
+# torchtune's full single-device finetune, on the project's own Qwen2.5 config (its configs/ ship in
+# the wheel and are ported with the recipe: device: cuda -> neuron), with command-line overrides
+# (torchtune's config.parse: key=value) for what it would download: a Qwen2-architecture model of one
+# layer (torchtune's own qwen2 builder) saved as a torchtune-format state dict for
+# FullModelTorchTuneCheckpointer, Qwen's byte-level BPE tokenizer files (vocab.json of the 256 byte
+# symbols from torchtune's bytes_to_unicode, merges.txt with no merges; the special tokens are
+# torchtune's own), and a 32-row Alpaca-format JSON file for alpaca_dataset(source="json").
+_TORCHTUNE_MAKE = """
+import json, sys
+from pathlib import Path
+import torch
+from torchtune.models.qwen2 import qwen2
+from torchtune.models.qwen2._tokenizer import bytes_to_unicode
+data = Path(sys.argv[1])
+(data / "vocab.json").write_text(json.dumps({ch: i for i, ch in enumerate(bytes_to_unicode().values())}))
+(data / "merges.txt").write_text("#version: 0.2\\n")
+(data / "ckpt").mkdir(exist_ok=True)
+torch.manual_seed(0)
+model = qwen2(vocab_size=151936, num_layers=1, num_heads=2, num_kv_heads=1, embed_dim=32, intermediate_dim=64, max_seq_len=128)
+torch.save(model.state_dict(), data / "ckpt" / "model.pt")
+rows = [{"instruction": f"Add {i} and {i + 1}.", "input": "", "output": str(2 * i + 1)} for i in range(32)]
+(data / "alpaca.json").write_text(json.dumps(rows))
+"""
+_TORCHTUNE_QWEN = (
+    "--config", "configs/qwen2_5/0.5B_full_single_device.yaml", "output_dir={data}/out",
+    "model._component_=torchtune.models.qwen2.qwen2", "model.vocab_size=151936", "model.num_layers=1",
+    "model.num_heads=2", "model.num_kv_heads=1", "model.embed_dim=32", "model.intermediate_dim=64", "model.max_seq_len=128",
+    "tokenizer.path={data}/vocab.json", "tokenizer.merges_file={data}/merges.txt", "tokenizer.max_seq_len=64",
+    "checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer", "checkpointer.checkpoint_dir={data}/ckpt",
+    "checkpointer.checkpoint_files=[model.pt]", "dataset._component_=torchtune.datasets.alpaca_dataset",
+    "dataset.source=json", "dataset.data_files={data}/alpaca.json", "dataset.split=train", "seed=0",
+    "max_steps_per_epoch=4", "gradient_accumulation_steps=1", "log_peak_memory_stats=False",
+)
 # torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
 # their YAML: the config is written here with exactly the keys the script (and its utils) read, the
 # project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
@@ -101,9 +136,13 @@ RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
         "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed", "full_finetune_distributed",
-        "full_finetune_single_device", "knowledge_distillation_distributed", "knowledge_distillation_single_device",
+        "knowledge_distillation_distributed", "knowledge_distillation_single_device",
         "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_distributed", "lora_finetune_single_device",
         "ppo_full_finetune_single_device", "qat_distributed", "qat_lora_finetune_distributed")},
+    "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
+        _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
+        why="the project's Qwen2.5 config with a 1-layer synthetic checkpoint, byte-level tokenizer files and an "
+            "Alpaca JSON (what its checkpointer, tokenizer and dataset read; see _TORCHTUNE_MAKE)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
@@ -260,6 +299,28 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
 
 NOTHING = "nothing to port"
 
+# Where a failing finding or crash comes from a library the script calls, read in that library's
+# source (the unpacked archive): (text of the finding or crash, the reason at its line).
+LIBRARY_LIMITS: tuple[tuple[str, str], ...] = (
+    ("Non supported device", "torchrl 0.14.1's Collector takes a sync function for cuda, mps, npu or cpu env devices "
+     "only (torchrl/collectors/_single.py:1023, _get_sync_fn): the env/collector device porter ported to neuron "
+     "cannot be collected from on Trainium either; the collector's device has to stay the CPU"),
+    ("bf16 precision was requested but not available", "torchtune 0.6.1's verify_bf16_support "
+     "(torchtune/training/precision.py:63-72) knows CUDA, MPS, NPU and XPU only: the config's dtype: bf16 on the "
+     "ported device: neuron raises on Trainium too (get_dtype, precision.py:113)"),
+)
+# A script whose device comes from this call trains on the CPU on a Trainium host.
+_CHOOSER = "get_available_device("
+_CHOOSER_WHY = ("takes its device from torchrl._utils.get_available_device() (torchrl/_utils.py:1197: CUDA, NPU, MPS, "
+                "else the CPU): on a Trainium host the CPU; porter has no rule for that library call")
+
+
+def library_limit(text: str, port: Path) -> str | None:
+    if "no tensor reached the neuron device" in text:
+        lines = [n for n, line in enumerate(port.read_text(encoding="utf-8").splitlines(), 1) if _CHOOSER in line]
+        return f"{port.name}:{lines[0]} {_CHOOSER_WHY}" if lines else None
+    return next((why for needle, why in LIBRARY_LIMITS if needle in text), None)
+
 
 def help_with_files(f: corpus.CorpusFile, recipe: Recipe, deps: Path | None) -> tuple[bool, str]:
     """corpus.run_help for a script that needs the recipe's files to say its usage (Hydra composes
@@ -308,6 +369,11 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     data = base / "data"
     data.mkdir(parents=True, exist_ok=True)
     write_files(recipe, data)
+    if recipe.make:
+        made = subprocess.run([sys.executable, "-c", recipe.make, str(data)], env=_env(f.root, deps), capture_output=True,
+                              text=True, timeout=600)
+        if made.returncode != 0:
+            return Outcome(f.key, "failed", f"the recipe's data maker failed (exit {made.returncode}): {made.stderr[-300:]}")
     args = [a.replace("{data}", str(data)) for a in recipe.args]
     report_path = work / "reports" / (f.key.replace("/", "__") + ".json")
     report_path.parent.mkdir(parents=True, exist_ok=True)
@@ -331,10 +397,13 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     cause = _root_cause(report)
     parity_notes = [p.get("note", "") for p in (report.get("parity") or {}).get("passes", []) if p.get("verdict") != "match"]
     text = json.dumps(report.get("findings", []))
-    own = "the original crashed here" in text or "the original against itself" in text
+    # the root cause is the script's own when the original crashes too, or it is a parity mismatch
+    # the original shows against itself
+    own = bool(report.get("crash")) and "the original crashed here" in text or "the original against itself" in cause
     who = "the script's own (its original fails too)" if own else "porter's"
-    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else ""),
-                   done.returncode, facts)
+    limit = library_limit(cause, port)
+    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
+                   + (f"\n    why: {limit}" if limit else ""), done.returncode, facts)
 
 
 def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:

@@ -127,9 +127,9 @@ def crash_of(result: RunResult, script: str) -> Crash | None:
         text = "stderr (tail):\n" + (result.stderr[-3000:] or "(empty)")
         printed = _printed_traceback(result.stderr)
         if printed is not None:
-            block, raised, where = printed
+            block, printed_raised, where = printed
             text = "stderr (the traceback the script printed before it exited):\n" + block
-            message += f", after printing {raised}" if raised else ""
+            message += f", after printing {printed_raised}" if printed_raised else ""
             if where is not None and (pick is None or not pick["file"].startswith(script_dir) or where["file"].startswith(script_dir)):
                 pick = where
     return Crash(

@@ -453,6 +453,10 @@ def emulate_cuda_namespace() -> None:
     for name in _CUDA_NOOP:
         setattr(cuda, name, lambda *a, **k: None)
     cuda.set_device = _cuda_set_device
+    # a CUDA build has NCCL (the original's "nccl" process groups run on gloo here); libraries gate
+    # bf16 on it (torchtune's verify_bf16_support: is_nccl_available() and nccl.version() >= (2, 10))
+    torch.distributed.is_nccl_available = lambda: True
+    cuda.nccl.version = lambda: (2, 21, 5)  # type: ignore[attr-defined]
     _integer_module_devices("cuda")
     nvtx = getattr(cuda, "nvtx", None)
     if nvtx is not None:
