@@ -27,7 +27,16 @@ loop (corpus.py's detector: ``backward()``/optimizer steps in a loop) and an
    crash or the first failing finding at its file:line, said to be the script's own when the
    original fails the same way, porter's otherwise.
 
-The verified fraction is verified / runnable (a script the check could run at all).
+A script porter leaves byte-identical (its folder names no CUDA device or API: torchrl's bandit
+DQN builds everything on the CPU, ``device="cpu"`` by default) is **nothing to port**: its check runs
+and is printed, but it counts neither as verified (no port was proven) nor as failed (unchanged, it
+runs on a Trainium host exactly as here, on the CPU; moving a CPU script to ``neuron`` is not porting
+CUDA code, and porter changes no explicit device choice).
+
+A parity mismatch where the original also differs from itself under the same seeds (the check runs
+its fp32 pass again) is the script's own: an unseeded source such as a simulator's generator.
+
+The verified fraction is verified / runnable with a port (the check could run it, porter changed it).
 """
 
 from __future__ import annotations
@@ -36,6 +45,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,28 +61,88 @@ ROOT = Path(__file__).resolve().parent.parent
 HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
 # What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
-        "gymnasium==1.4.0", "cloudpickle", "farama-notifications")
+        "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six",
+        "torchao==0.11.0", "torchdata==0.11.0", "sentencepiece", "tiktoken")  # torchtune 0.6.1 imports nf4tensor: torchao < 0.18
 
 
 @dataclass(frozen=True)
 class Recipe:
     """How one corpus script trains on a CPU: its arguments, or why it cannot here."""
 
-    args: tuple[str, ...] = ()  # "{data}" is the folder make_data wrote
+    args: tuple[str, ...] = ()  # "{data}" is the folder the recipe's files are written to
     needs: str = ""  # non-empty: not runnable, this is why (the data/weights/simulator it reads)
     nproc: int = 1
+    files: tuple[tuple[str, Any], ...] = ()  # (name, content) written to {data}; a dict is written as JSON
+    make: str = ""  # Python run with the project on its path and {data} as argv[1]: files only the project can write
+    why: str = ""  # what the files are, and why the script reads them so
+
+
+def hydra_recipe(config_name: str, config: dict[str, Any], why: str) -> Recipe:
+    """A ``@hydra.main`` script given its primary config from {data} (Hydra's own ``--config-path`` and
+    ``--config-name``; JSON is YAML). Hydra's run folder goes to {data} too, and no .hydra copy."""
+    return Recipe(("--config-path", "{data}", "--config-name", config_name, "hydra.run.dir={data}/hydra",
+                   "hydra.output_subdir=null"), files=((f"{config_name}.yaml", config),), why=why)
+
+
+def write_files(recipe: Recipe, data: Path) -> None:
+    for name, content in recipe.files:
+        text = content if isinstance(content, str) else json.dumps(content, indent=1) + "\n"
+        (data / name).write_text(text.replace("{data}", str(data)), encoding="utf-8")
 
 
 # Per script (corpus key), what it reads. Read from each script's source and --help.
 _TORCHTUNE = "a torchtune YAML config naming a pretrained checkpoint and tokenizer (downloaded weights) and a Hugging Face dataset"
 _TORCHRL_ENV = "a simulator environment ({env}) that generates its training data"
+# torchtune's full single-device finetune, on the project's own Qwen2.5 config (its configs/ ship in
+# the wheel and are ported with the recipe: device: cuda -> neuron), with command-line overrides
+# (torchtune's config.parse: key=value) for what it would download: a Qwen2-architecture model of one
+# layer (torchtune's own qwen2 builder) saved as a torchtune-format state dict for
+# FullModelTorchTuneCheckpointer, Qwen's byte-level BPE tokenizer files (vocab.json of the 256 byte
+# symbols from torchtune's bytes_to_unicode, merges.txt with no merges; the special tokens are
+# torchtune's own), and a 32-row Alpaca-format JSON file for alpaca_dataset(source="json").
+_TORCHTUNE_MAKE = """
+import json, sys
+from pathlib import Path
+import torch
+from torchtune.models.qwen2 import qwen2
+from torchtune.models.qwen2._tokenizer import bytes_to_unicode
+data = Path(sys.argv[1])
+(data / "vocab.json").write_text(json.dumps({ch: i for i, ch in enumerate(bytes_to_unicode().values())}))
+(data / "merges.txt").write_text("#version: 0.2\\n")
+(data / "ckpt").mkdir(exist_ok=True)
+torch.manual_seed(0)
+model = qwen2(vocab_size=151936, num_layers=1, num_heads=2, num_kv_heads=1, embed_dim=32, intermediate_dim=64, max_seq_len=128)
+torch.save(model.state_dict(), data / "ckpt" / "model.pt")
+rows = [{"instruction": f"Add {i} and {i + 1}.", "input": "", "output": str(2 * i + 1)} for i in range(32)]
+(data / "alpaca.json").write_text(json.dumps(rows))
+"""
+_TORCHTUNE_QWEN = (
+    "--config", "configs/qwen2_5/0.5B_full_single_device.yaml", "output_dir={data}/out",
+    "model._component_=torchtune.models.qwen2.qwen2", "model.vocab_size=151936", "model.num_layers=1",
+    "model.num_heads=2", "model.num_kv_heads=1", "model.embed_dim=32", "model.intermediate_dim=64", "model.max_seq_len=128",
+    "tokenizer.path={data}/vocab.json", "tokenizer.merges_file={data}/merges.txt", "tokenizer.max_seq_len=64",
+    "checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer", "checkpointer.checkpoint_dir={data}/ckpt",
+    "checkpointer.checkpoint_files=[model.pt]", "dataset._component_=torchtune.datasets.alpaca_dataset",
+    "dataset.source=json", "dataset.data_files={data}/alpaca.json", "dataset.split=train", "seed=0",
+    "max_steps_per_epoch=4", "gradient_accumulation_steps=1", "log_peak_memory_stats=False",
+)
+# torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
+# their YAML: the config is written here with exactly the keys the script (and its utils) read, the
+# project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
+# compile off, losses), small sizes, and logging and checkpoints off.
+_TORCHRL_CONFIG = ("{name}.yaml: the Hydra config {script} reads (its keys from the script and its utils; "
+                   "the project's own defaults, small sizes, logger and checkpoints off)")
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
         "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed", "full_finetune_distributed",
-        "full_finetune_single_device", "knowledge_distillation_distributed", "knowledge_distillation_single_device",
+        "knowledge_distillation_distributed", "knowledge_distillation_single_device",
         "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_distributed", "lora_finetune_single_device",
         "ppo_full_finetune_single_device", "qat_distributed", "qat_lora_finetune_distributed")},
+    "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
+        _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
+        why="the project's Qwen2.5 config with a 1-layer synthetic checkpoint, byte-level tokenizer files and an "
+            "Alpaca JSON (what its checkpointer, tokenizer and dataset read; see _TORCHTUNE_MAKE)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
@@ -81,6 +151,42 @@ RECIPES: dict[str, Recipe] = {
     **{f"torchrl-0.14.1/benchmarks/{name}.py": Recipe(
         needs=f"a CUDA device: a CUDA-event timing / memory benchmark (no optimizer) that returns early on any other device ({name}.py, `if device.type != \"cuda\"`)")
        for name in ("bench_rnn_backward", "bench_rnn_recompute_memory")},
+    # CartPole-v1 is gymnasium's pure-Python classic-control task: the script's own default env.
+    "torchrl-0.14.1/sota-implementations/dqn/dqn_cartpole.py": hydra_recipe("config_cartpole", {
+        "device": None, "env": {"env_name": "CartPole-v1"},
+        "collector": {"total_frames": 640, "frames_per_batch": 32, "eps_start": 1.0, "eps_end": 0.05,
+                      "annealing_frames": 320, "init_random_frames": 64},
+        "buffer": {"buffer_size": 1000, "batch_size": 16},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "test_interval": 100000,
+                   "num_test_episodes": 1, "video": False},
+        "optim": {"lr": 2.5e-4}, "loss": {"gamma": 0.99, "hard_update_freq": 50, "num_updates": 2},
+        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "checkpoint": {"path": None, "interval": 0, "resume": False, "format": "archive", "strict": "error"},
+    }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole")),
+    "torchrl-0.14.1/sota-implementations/discrete_sac/discrete_sac.py": hydra_recipe("config", {
+        "env": {"name": "CartPole-v1", "task": "", "library": "gymnasium", "seed": 42, "max_episode_steps": 500},
+        "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32,
+                      "reset_at_each_iter": False, "device": None, "env_per_collector": 1},
+        "replay_buffer": {"prb": 0, "size": 1000, "scratch_dir": None},
+        "optim": {"utd_ratio": 1.0, "gamma": 0.99, "batch_size": 16, "lr": 3.0e-4, "weight_decay": 0.0,
+                  "target_update_polyak": 0.995, "target_entropy_weight": 0.2, "loss_function": "l2"},
+        "network": {"hidden_sizes": [32, 32], "activation": "relu", "device": None},
+        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "mode": "offline", "eval_iter": 100000, "video": False},
+    }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config")),
+    # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
+    "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
+        "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
+                           "device": None, "vmas_envs": None},
+        "model": {"shared_parameters": True, "centralised_critic": True},
+        "collector": {"frames_per_batch": 40, "n_iters": 3, "total_frames": None},
+        "buffer": {"memory_size": None},
+        "loss": {"gamma": 0.9, "lmbda": 0.9, "entropy_eps": 0, "clip_epsilon": 0.2},
+        "train": {"num_epochs": 2, "minibatch_size": 20, "lr": 5e-5, "max_grad_norm": 40.0, "device": None},
+        "eval": {"evaluation_interval": 1000, "evaluation_episodes": 1},
+        "logger": {"backend": None, "project_name": None, "group_name": None},
+    }, why=_TORCHRL_CONFIG.format(script="mappo_ippo.py", name="mappo_ippo")),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
 }
@@ -132,7 +238,7 @@ def candidates(files: list[corpus.CorpusFile]) -> list[corpus.CorpusFile]:
 @dataclass
 class Outcome:
     key: str
-    status: str  # verified / failed / not runnable
+    status: str  # verified / failed / nothing to port / not runnable
     why: str = ""
     exit: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
@@ -140,6 +246,17 @@ class Outcome:
 
 def _path(root: Path, deps: Path | None) -> str:
     return os.pathsep.join([str(root), *([str(deps)] if deps else [])])
+
+
+def installed(work: Path, name: str, folder: Path) -> Path:
+    """FOLDER as pip would have installed it: reached through a folder named site-packages (a link),
+    so the check reads the project's library (torchrl/, torchtune/) and the deps as libraries, not as
+    the port's own code, as on a user's machine. Only the script's own folder is ported."""
+    link = work / "installed" / name / "site-packages"
+    if not link.is_symlink():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(folder.resolve(), target_is_directory=True)
+    return link
 
 
 def _env(root: Path, deps: Path | None) -> dict[str, str]:
@@ -153,7 +270,8 @@ def _root_cause(report: dict[str, Any]) -> str:
     crash = report.get("crash")
     if crash:
         message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
-        return f"crash at {crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
+        where, what = f"{crash.get('file')}:{crash.get('line')}", (message[-1] if message else crash.get("kind"))
+        return f"crash at {where}: {what[:300]}"
     errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
     if errors:
         first = errors[0]
@@ -179,11 +297,66 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+NOTHING = "nothing to port"
+
+# Where a failing finding or crash comes from a library the script calls, read in that library's
+# source (the unpacked archive): (text of the finding or crash, the reason at its line).
+LIBRARY_LIMITS: tuple[tuple[str, str], ...] = (
+    ("Non supported device", "torchrl 0.14.1's Collector takes a sync function for cuda, mps, npu or cpu env devices "
+     "only (torchrl/collectors/_single.py:1023, _get_sync_fn): the env/collector device porter ported to neuron "
+     "cannot be collected from on Trainium either; the collector's device has to stay the CPU"),
+    ("bf16 precision was requested but not available", "torchtune 0.6.1's verify_bf16_support "
+     "(torchtune/training/precision.py:63-72) knows CUDA, MPS, NPU and XPU only: the config's dtype: bf16 on the "
+     "ported device: neuron raises on Trainium too (get_dtype, precision.py:113)"),
+)
+# A script whose device comes from this call trains on the CPU on a Trainium host.
+_CHOOSER = "get_available_device("
+_CHOOSER_WHY = ("takes its device from torchrl._utils.get_available_device() (torchrl/_utils.py:1197: CUDA, NPU, MPS, "
+                "else the CPU): on a Trainium host the CPU; porter has no rule for that library call")
+
+
+def library_limit(text: str, port: Path) -> str | None:
+    if "no tensor reached the neuron device" in text:
+        lines = [n for n, line in enumerate(port.read_text(encoding="utf-8").splitlines(), 1) if _CHOOSER in line]
+        return f"{port.name}:{lines[0]} {_CHOOSER_WHY}" if lines else None
+    return next((why for needle, why in LIBRARY_LIMITS if needle in text), None)
+
+
+def help_with_files(f: corpus.CorpusFile, recipe: Recipe, deps: Path | None) -> tuple[bool, str]:
+    """corpus.run_help for a script that needs the recipe's files to say its usage (Hydra composes
+    the config before it prints ``--help``): the files in a temp folder, the recipe's arguments."""
+    with tempfile.TemporaryDirectory(prefix="porter-check-help-") as tmp:
+        data = Path(tmp)
+        write_files(recipe, data)
+        args = [a.replace("{data}", str(data)) for a in recipe.args]
+        env = {**_env(f.root, deps), "CUDA_VISIBLE_DEVICES": ""}
+        try:
+            done = subprocess.run([sys.executable, str(f.source), *args, "--help"], cwd=tmp, env=env, capture_output=True,
+                                  text=True, timeout=HELP_TIMEOUT, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return False, f"timeout {HELP_TIMEOUT:.0f}s"
+    text = done.stdout + done.stderr
+    if done.returncode == 0:
+        return True, ""
+    missing = re.findall(r"ModuleNotFoundError: No module named '([^']+)'", text)
+    last = [line for line in text.strip().splitlines() if line.strip()]
+    return False, f"missing module {missing[-1]}" if missing else (last[-1][:160] if last else f"exit {done.returncode}")
+
+
+def _changed(orig_dir: Path, port_dir: Path) -> list[str]:
+    """The files of the script's folder the port changed (bytes differ, or only on one side)."""
+    names = {p.relative_to(orig_dir) for p in orig_dir.rglob("*") if p.is_file()}
+    names |= {p.relative_to(port_dir) for p in port_dir.rglob("*") if p.is_file()}
+    return sorted(str(n) for n in names if not (orig_dir / n).is_file() or not (port_dir / n).is_file()
+                  or (orig_dir / n).read_bytes() != (port_dir / n).read_bytes())
+
+
 def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, work: Path,
               deps: Path | None) -> Outcome:
     folder = f.source.parent
     rel = folder.relative_to(f.root)
-    orig_dir, port_dir = work / "orig" / f.project / rel, work / "port" / f.project / rel
+    base = work / "scripts" / f.key.replace("/", "__")  # two scripts of one folder each get their copy
+    orig_dir, port_dir = base / "orig" / f.project / rel, base / "port" / f.project / rel
     shutil.copytree(folder, orig_dir, ignore=shutil.ignore_patterns("__pycache__"))
     migrate = subprocess.run(
         [sys.executable, "-m", "porter", "migrate", str(orig_dir), "--out", str(port_dir), "--no-cache", "--no-diff",
@@ -192,27 +365,45 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     port, orig = port_dir / f.source.name, orig_dir / f.source.name
     if not port.exists():
         return Outcome(f.key, "failed", f"porter's: migrate wrote no port (exit {migrate.returncode}): {migrate.stderr[-300:]}")
-    data = work / "data" / f.project / rel
+    changed = _changed(orig_dir, port_dir)
+    data = base / "data"
     data.mkdir(parents=True, exist_ok=True)
+    write_files(recipe, data)
+    if recipe.make:
+        made = subprocess.run([sys.executable, "-c", recipe.make, str(data)], env=_env(f.root, deps), capture_output=True,
+                              text=True, timeout=600)
+        if made.returncode != 0:
+            return Outcome(f.key, "failed", f"the recipe's data maker failed (exit {made.returncode}): {made.stderr[-300:]}")
     args = [a.replace("{data}", str(data)) for a in recipe.args]
     report_path = work / "reports" / (f.key.replace("/", "__") + ".json")
     report_path.parent.mkdir(parents=True, exist_ok=True)
     command = [sys.executable, "-m", "porter", "check", str(port), "--against", str(orig), "--steps", str(steps),
                "--nproc", str(recipe.nproc), "--timeout", str(timeout), "--json", str(report_path), "--", *args]
-    done = subprocess.run(command, cwd=ROOT, env=_env(f.root, deps), capture_output=True, text=True, timeout=timeout * 4)
+    libraries = installed(work, f.project, f.root), (installed(work, "deps", deps) if deps else None)
+    done = subprocess.run(command, cwd=ROOT, env=_env(*libraries), capture_output=True, text=True, timeout=timeout * 4)
     if not report_path.exists():
         return Outcome(f.key, "failed", f"porter's: check wrote no report (exit {done.returncode}): {done.stderr[-300:]}",
                        done.returncode)
     report = json.loads(report_path.read_text())
     facts = _summary(report)
+    if not changed:
+        # Not verified (no port was proven: nothing of porter's ran) and not failed (unchanged, it runs
+        # on a Trainium host as it runs here, where its own code puts it).
+        return Outcome(f.key, NOTHING, "porter changes no file of its folder: it names no CUDA device or API "
+                       f"of its own (check: exit {done.returncode}, parity {facts['parity'] or 'none'}; "
+                       f"{_root_cause(report) if done.returncode else 'no finding'})", done.returncode, facts)
     if done.returncode == 0 and facts["parity"] == ["match", "match"]:
         return Outcome(f.key, "verified", "", 0, facts)
     cause = _root_cause(report)
     parity_notes = [p.get("note", "") for p in (report.get("parity") or {}).get("passes", []) if p.get("verdict") != "match"]
-    own = "the original crashed here" in json.dumps(report.get("findings", []))
+    text = json.dumps(report.get("findings", []))
+    # the root cause is the script's own when the original crashes too, or it is a parity mismatch
+    # the original shows against itself
+    own = bool(report.get("crash")) and "the original crashed here" in text or "the original against itself" in cause
     who = "the script's own (its original fails too)" if own else "porter's"
-    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else ""),
-                   done.returncode, facts)
+    limit = library_limit(cause, port)
+    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
+                   + (f"\n    why: {limit}" if limit else ""), done.returncode, facts)
 
 
 def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:
@@ -224,12 +415,13 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
     for f in files:
         recipe = RECIPES.get(f.key)
         config = missing_hydra_config(f)
-        if config:
+        if config and not (recipe and any(name == config for name, _ in recipe.files)):
             outcome = Outcome(f.key, "not runnable", f"its Hydra config {config} is not in the published archive")
             log(_line(outcome))
             outcomes.append(outcome)
             continue
-        ok, why = corpus.run_help(f.source, Path(_path(f.root, deps)))
+        ok, why = (help_with_files(f, recipe, deps) if recipe and recipe.files
+                   else corpus.run_help(f.source, Path(_path(f.root, deps))))
         if not ok:
             outcome = Outcome(f.key, "not runnable", f"original --help fails here: {why}"
                               + (f"; it also needs {recipe.needs}" if recipe and recipe.needs else ""))
@@ -245,7 +437,7 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
 
 
 def _line(o: Outcome) -> str:
-    text = f"{o.status:<13} {o.key}"
+    text = f"{o.status:<15} {o.key}"
     if o.facts:
         s = o.facts
         text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), recompiles {s['recompiles']}, "
@@ -276,10 +468,12 @@ def main(argv: list[str] | None = None) -> int:
     except corpus.CorpusError as error:
         print(f"check-corpus: {error}", file=sys.stderr)
         return 2
-    runnable = [o for o in outcomes if o.status != "not runnable"]
+    ran = [o for o in outcomes if o.status != "not runnable"]
+    runnable = [o for o in ran if o.status != NOTHING]
     verified = [o for o in runnable if o.status == "verified"]
-    print(f"candidates (training loop + __main__): {len(outcomes)}; not runnable here: {len(outcomes) - len(runnable)}; "
-          f"runnable: {len(runnable)}")
+    print(f"candidates (training loop + __main__): {len(outcomes)}; not runnable here: {len(outcomes) - len(ran)}; "
+          f"run: {len(ran)}, of which nothing to port (porter changes nothing; not counted): {len(ran) - len(runnable)}; "
+          f"runnable with a port: {len(runnable)}")
     print(f"verified fraction: {corpus.pct(len(verified), len(runnable))} of the runnable scripts")
     if args.json:
         args.json.write_text(json.dumps([o.__dict__ for o in outcomes], indent=2) + "\n", encoding="utf-8")

@@ -82,7 +82,10 @@ class FusedOptimizers(Rule):
         stays Adam with an NRN503 marker, as does an Adam that later gets groups through
         ``opt.add_param_group({...})`` setting (or maybe setting) ``weight_decay``, or a file that
         assigns a ``["weight_decay"]`` key. ``**kwargs`` are dropped only when the file shows a dict of
-        ``fused``/``foreach`` only (and adds no other key to it); otherwise NRN503 marks the call. SGD and the other optimizers are left alone: PyTorch already
+        ``fused``/``foreach`` only (and adds no other key to it); otherwise NRN503 marks the call. An Adam
+        built together with an Adam that stays Adam (both returned in one tuple or passed to one call,
+        by the names they are assigned to in the same function) stays too, with an NRN503 marker:
+        optimizers built together stay one type (torchrl's ``group_optimizers`` raises on mixed types). SGD and the other optimizers are left alone: PyTorch already
         picks the ``foreach`` path on the neuron device by default, so ``foreach=True`` would change nothing.
     """
 
@@ -206,6 +209,11 @@ class FusedOptimizers(Rule):
             plan = "adam-groups"
         if plan == "adamw" and self._scaler_line() is not None:
             return  # fused AdamW would ignore the GradScaler that float16 keeps
+        kept = self._kept_beside(call) if plan == "adamw" else None
+        if kept is not None:
+            self.mark(call, f"Adam kept beside the Adam that stays Adam on line {kept}: optimizers built together stay "
+                      "one type (torchrl's group_optimizers requires it); port them to AdamW together by hand", code="NRN503")
+            return
         if plan == "adamw":
             self._adam_to_adamw(call, keep_decay=bool(decoupled))
             self._renamed.append(call)
@@ -220,6 +228,37 @@ class FusedOptimizers(Rule):
             self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam: fused -> foreach=True (no Neuron _fused_adam_ kernel)", code="NRN502")
         elif plan == "adam-foreach" and keyword(call, "foreach") is None:
             self.replace(call, lambda n: foreach_adam(n) if isinstance(n, cst.Call) else n, "Adam with weight decay: foreach=True", code="NRN502")
+
+    def _kept_beside(self, call: cst.Call) -> int | None:
+        """The line of an Adam built together with this one (both returned in one tuple, or both
+        passed to one call, directly or through the names they are assigned to in the same function)
+        that stays Adam (weight decay or kwargs not in view, a literal decay, groups, fused=False)."""
+        scope = next((a for a in self.ancestors(call) if isinstance(a, cst.FunctionDef)), self.context.module)
+        named = {
+            node.targets[0].target.value: node.value
+            for node in m.findall(scope, m.Assign(targets=[m.AssignTarget(target=m.Name())], value=m.Call()))
+            if isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and isinstance(node.targets[0].target, cst.Name)
+            and self.matches(node.value.func, *ADAM)
+        }
+
+        def adam(value: cst.BaseExpression) -> cst.Call | None:
+            if isinstance(value, cst.Call) and self.matches(value.func, *ADAM):
+                return value
+            return named.get(value.value) if isinstance(value, cst.Name) else None
+
+        for node in m.findall(scope, m.Return(value=m.Tuple()) | m.Call()):
+            values = ([e.value for e in node.value.elements] if isinstance(node, cst.Return) and isinstance(node.value, cst.Tuple)
+                      else [a.value for a in node.args] if isinstance(node, cst.Call) else [])
+            together = [found for found in map(adam, values) if found is not None]
+            if not any(found is call for found in together):
+                continue
+            for other in together:
+                if other is call or literal_bool(_value(other, "decoupled_weight_decay")):
+                    continue
+                if (any(arg.star for arg in other.args) or literal_bool(_value(other, "fused")) is False
+                        or adam_plan(other) != "adamw" or self._group_decay(other) or self._added_group_decay(other)):
+                    return self.position(other)[0]
+        return None
 
     def _added_group_decay(self, call: cst.Call) -> bool:
         """Whether groups added later to this optimizer may set ``weight_decay``:

@@ -120,16 +120,43 @@ def crash_of(result: RunResult, script: str) -> Crash | None:
     if raised and raised[-1].get("line"):
         pick = {"file": raised[-1]["file"], "line": raised[-1]["line"]}  # where Dynamo stopped, not the call
     text = error.get("text", "")
+    message = f"{error.get('type')}: {error.get('message')}"
     if error.get("type") == "SystemExit":
-        # sys.exit(N) carries no traceback worth showing: the script's own last words are on stderr
+        # sys.exit(N) carries no traceback worth showing: the script's own last words are on stderr,
+        # often a traceback it printed before exiting (Hydra's run_and_report): that one is the cause
         text = "stderr (tail):\n" + (result.stderr[-3000:] or "(empty)")
+        printed = _printed_traceback(result.stderr)
+        if printed is not None:
+            block, printed_raised, where = printed
+            text = "stderr (the traceback the script printed before it exited):\n" + block
+            message += f", after printing {printed_raised}" if printed_raised else ""
+            if where is not None and (pick is None or not pick["file"].startswith(script_dir) or where["file"].startswith(script_dir)):
+                pick = where
     return Crash(
         kind="exception",
-        message=f"{error.get('type')}: {error.get('message')}",
+        message=message,
         file=pick["file"] if pick else None,
         line=pick["line"] if pick else None,
         traceback=text,
     )
+
+
+_RAISED = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt)\b.*)$", re.M)
+_FRAME = re.compile(r'^  File "([^"]+)", line (\d+)', re.M)
+
+
+def _printed_traceback(stderr: str) -> tuple[str, str | None, dict[str, Any] | None] | None:
+    """The last traceback on stderr (shortened), the exception line it ends with, and its last
+    frame outside libraries; None when stderr shows none."""
+    start = stderr.rfind("Traceback (most recent call last):")
+    if start < 0:
+        return None
+    block = stderr[start:]
+    raised = _RAISED.search(block)
+    frames = [{"file": f, "line": int(n)} for f, n in _FRAME.findall(block[: raised.start()] if raised else block)
+              if "site-packages" not in f and not f.startswith("<") and "/porter/check/" not in f]
+    shown = block if len(block) <= 3000 else block[:2000] + "\n[...]\n" + block[-1000:]
+    return shown, (raised.group(1)[:300] if raised else None), (frames[-1] if frames else None)
 
 
 def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list[Finding]:

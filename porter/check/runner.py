@@ -12,6 +12,7 @@ import ast
 import glob
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -158,6 +159,16 @@ def _tail(path: str) -> str:
             text = handle.read()
     except OSError:
         return ""
+    start = text.rfind("Traceback (most recent call last):")
+    if 0 <= start < len(text) - OUTPUT_TAIL_CHARS:
+        # the traceback began before the tail (a long message: a dispatcher's kernel list): its first
+        # and last frames and the exception line say where and what, so they are kept too
+        raised = re.search(r"^\S", text[start:].split("\n", 1)[-1], re.M)
+        end = start + len(text[start:].split("\n", 1)[0]) + 1 + (raised.start() if raised else 0)
+        frames = text[start:end]
+        if len(frames) > 2500:
+            frames = frames[:1500] + "[...]\n" + frames[-1000:]
+        return frames + text[end:end + 800] + "\n[...]\n" + text[-1500:]
     return text[-OUTPUT_TAIL_CHARS:]
 
 

@@ -61,3 +61,21 @@ def test_compare_verdicts() -> None:
     assert short.verdict == "mismatch" and "steps differ" in short.note
     empty = parity.compare("s", "T", 1e-5, (), (1.0,))
     assert empty.verdict == "no-verdict"
+
+
+@pytest.mark.slow
+def test_original_that_differs_from_itself_is_named() -> None:
+    # the port is right, but the original's data come from an unseeded generator: the semantic
+    # mismatch is the script's own, and the check says so (it runs the original's fp32 pass again)
+    code, report = check("unseeded_port.py", "--against", str(SCRIPTS / "unseeded_cuda.py"), "--steps", "2")
+    assert code == 1
+    semantic = report["parity"]["passes"][0]
+    assert semantic["verdict"] == "mismatch" and "the original against itself" in semantic["note"]
+    assert any(f["kind"] == "parity" and "the original against itself" in f["message"] for f in report["findings"])
+
+
+@pytest.mark.slow
+def test_a_deterministic_mismatch_is_the_ports() -> None:
+    code, report = check("cnn_ported.py", "--against", str(SCRIPTS / "mlp_cuda.py"), "--steps", "3")
+    assert code == 1
+    assert not any("against itself" in f["message"] for f in report["findings"])

@@ -95,3 +95,20 @@ def test_lazy_modules_run_under_the_emulation() -> None:
     code, report = check("lazy_module.py", "--steps", "2")
     assert report["crash"] is None, report["crash"]
     assert code == 0 and report["steps_run"] == 2 and report["graphs"]
+
+
+def test_a_traceback_printed_before_sys_exit_is_the_cause() -> None:
+    code, report = check("printed_traceback.py", "--steps", "1")
+    assert code == 2
+    crash = report["crash"]
+    assert crash["message"].startswith("SystemExit: exit status 1, after printing NotImplementedError: Could not run 'aten::empty'")
+    assert crash["file"].endswith("printed_traceback.py") and crash["line"] == marked_line("printed_traceback.py", "RAISE-LINE")
+    assert "Traceback (most recent call last):" in crash["traceback"]  # its head survives the long message
+
+
+def test_a_python_torch_function_override_sees_the_emulated_device() -> None:
+    # torchrl's specs: the override's own .to(device) ran with the emulation off and reached the
+    # kernel-less PrivateUse1 backend ("Could not run 'aten::empty_strided' ... 'neuron' backend")
+    code, report = check("spec_override.py", "--steps", "2")
+    assert report["crash"] is None, report["crash"]
+    assert code == 0, report["findings"]

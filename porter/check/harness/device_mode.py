@@ -46,6 +46,16 @@ MIXING_OK = {
 }
 
 
+def _python_override(args: tuple, kwargs: dict) -> Any:
+    """The type of the first argument (one level of lists) that is not a tensor but overrides torch
+    functions in Python (``__torch_function__``), else None."""
+    for a in (*args, *kwargs.values()):
+        for b in (a if isinstance(a, (list, tuple)) else (a,)):
+            if not isinstance(b, torch.Tensor) and callable(getattr(type(b), "__torch_function__", None)):
+                return type(b)
+    return None
+
+
 def dev_of(t: torch.Tensor) -> str | None:
     """The emulated device a tensor is on (None: a plain CPU tensor)."""
     return getattr(t, TAG, None)
@@ -154,6 +164,14 @@ class DeviceMode(TorchFunctionMode):
             out = func(*args, **kwargs)
             backward_done()
             return out
+
+        override = _python_override(args, kwargs)
+        if override is not None:
+            # a Python-level override (torchrl's specs, a TensorDict) runs torch calls of its own, and
+            # this mode is off while it handles the call: they run under it again, or a spec moving its
+            # bounds to the emulated device would reach the real (kernel-less) PrivateUse1 backend
+            with self:
+                return override.__torch_function__(func, types, args, kwargs)
 
         placed = None
         dev = kwargs.get("device")

@@ -373,6 +373,18 @@ def disable_dropout() -> None:
         return sdpa(query, key, value, attn_mask, 0.0, *rest, **kwargs)
 
     F.scaled_dot_product_attention = scaled_dot_product_attention
+    # RNN/LSTM/GRU apply dropout between layers inside the fused kernel, from their float
+    # ``dropout`` attribute (read by forward on every call), not through F.dropout: the attribute
+    # reads 0.0; what the script set is kept aside, in ``_porter_dropout``.
+    from torch.nn.modules.rnn import RNNBase
+
+    def kept(self: Any) -> float:
+        return 0.0
+
+    def keep(self: Any, value: float) -> None:
+        self.__dict__["_porter_dropout"] = value
+
+    RNNBase.dropout = property(kept, keep)  # type: ignore[assignment]
 
 
 _CUDA_ZERO = (
@@ -441,6 +453,10 @@ def emulate_cuda_namespace() -> None:
     for name in _CUDA_NOOP:
         setattr(cuda, name, lambda *a, **k: None)
     cuda.set_device = _cuda_set_device
+    # a CUDA build has NCCL (the original's "nccl" process groups run on gloo here); libraries gate
+    # bf16 on it (torchtune's verify_bf16_support: is_nccl_available() and nccl.version() >= (2, 10))
+    torch.distributed.is_nccl_available = lambda: True
+    cuda.nccl.version = lambda: (2, 21, 5)  # type: ignore[attr-defined]
     _integer_module_devices("cuda")
     nvtx = getattr(cuda, "nvtx", None)
     if nvtx is not None:

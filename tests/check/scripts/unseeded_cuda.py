@@ -1,0 +1,15 @@
+"""Crafted original: its data come from a generator seeded by the OS (like an unseeded gym env)."""
+import numpy as np
+import torch
+import torch.nn as nn
+
+rng = np.random.default_rng()  # no seed: OS entropy, whatever the harness seeds
+device = torch.device("cuda")
+model = nn.Linear(8, 1).to(device)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.from_numpy(rng.standard_normal((4, 8)).astype("float32")).to(device)
+    loss = model(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()

@@ -1,0 +1,16 @@
+"""Crafted port: its data come from a generator seeded by the OS (like an unseeded gym env)."""
+import numpy as np
+import torch
+import torch.nn as nn
+
+rng = np.random.default_rng()  # no seed: OS entropy, whatever the harness seeds
+device = torch.device("neuron")
+model = nn.Linear(8, 1).to(device)
+step_fn = torch.compile(model, backend="neuron")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.from_numpy(rng.standard_normal((4, 8)).astype("float32")).to(device)
+    loss = step_fn(x).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
