@@ -19,6 +19,7 @@ from porter.rules._lib.branches import (
 )
 from porter.rules._lib.device import (
     ACCELERATOR_TYPE,
+    ACCELERATOR_TYPE_OR_CUDA,
     CUDA_TEMPLATE,
     DEVICE_KEYWORDS,
     DEVICE_NAME,
@@ -334,6 +335,12 @@ class DeviceStrings(Rule):
             self._flip_to_cpu(node, comparison)
             return
         name, imports = torch_ref(self.context.module)
+        if string_value(node) == "cuda" and self._in_membership_collection(node):
+            # {"cpu", "cuda", "xpu"} in a membership test is evaluated on every host: on a CPU-only
+            # one current_accelerator() is None, where the set keeps its "cuda" (the same test).
+            text = retorch(ACCELERATOR_TYPE_OR_CUDA, name)
+            self.replace(node, cst.parse_expression(text), f'device string "cuda" in a set of device types -> {ACCELERATOR_TYPE_OR_CUDA}', imports=imports)
+            return
         if isinstance(self.parent(node), cst.Param) and string_value(node) == "cuda":
             # A default is evaluated at import time, where current_accelerator() is None on a
             # machine without one: the CPU keeps the file importable (a call-time choice).
@@ -346,6 +353,14 @@ class DeviceStrings(Rule):
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _in_membership_collection(self, node: cst.BaseExpression) -> bool:
+        """``x in {"cpu", "cuda"}`` / ``not in ("cuda", "xpu")``: an element of the collection an
+        ``in`` test looks in."""
+        element = self.parent(node)
+        collection = self.parent(element) if isinstance(element, cst.Element) else None
+        target = self.parent(collection) if isinstance(collection, (cst.Set, cst.Tuple, cst.List)) else None
+        return isinstance(target, cst.ComparisonTarget) and isinstance(target.operator, (cst.In, cst.NotIn)) and target.comparator is collection
 
     def _user_alias(self, node: cst.BaseExpression) -> bool:
         """``if device_name == "gpu": device_type = "cuda"``: the file translates the user's own

@@ -336,3 +336,11 @@ def test_a_cuda_class_named_in_an_annotation_is_harmless() -> None:
 def test_a_list_of_backend_names_chooses_no_device() -> None:
     assert _verify("SUPPORTED_ACCELERATOR_LIST = ['cuda', 'cpu', 'xpu', 'npu', 'mps']\n") == []
     assert [f[2] for f in _verify("devices = ['cpu', 'cuda']\n")] == ["NRN101"]
+
+
+def test_cuda_as_the_cpu_host_default_of_the_present_accelerator_is_not_a_finding() -> None:
+    # accelerator style: "cuda" only where current_accelerator() is None (a CPU-only host, as before)
+    kept = 'import torch\nscaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"))\n'
+    assert _verify(kept) == []
+    other = 'import torch\nscaler = torch.amp.GradScaler(getattr(config, "device", "cuda"))\n'
+    assert _verify(other) == [(2, "cuda-only", "NRN101")]

@@ -571,6 +571,8 @@ class Verifier:
             return
         if _is_compared(self.tree, node) or not _is_setting(self.tree, node) or _names_backends(self.tree, node):
             return
+        if _accelerator_default(self.tree, node):
+            return
         if cuda_string(node):
             self._cuda_only(node, f"device value {_short(node)} left in the port: \"neuron\" (or torch.accelerator) on Neuron", "NRN101")
         elif value == "nccl":
@@ -825,6 +827,17 @@ def _release(node: cst.BaseExpression) -> tuple[int, int] | None:
     text = string_value(node)
     found = _VERSION.match(text) if text is not None else None
     return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _accelerator_default(tree: TreeIndex, node: cst.CSTNode) -> bool:
+    """``getattr(torch.accelerator.current_accelerator(), "type", "cuda")``: the present
+    accelerator's type, "cuda" only where there is none (a CPU-only host, as the original was)."""
+    arg = tree.parents.get(node)
+    call = tree.parents.get(arg) if isinstance(arg, cst.Arg) else None
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == "getattr" and len(call.args) == 3):
+        return False
+    target = call.args[0].value
+    return call.args[2] is arg and isinstance(target, cst.Call) and (dotted(target.func) or "").endswith("accelerator.current_accelerator")
 
 
 def _names_backends(tree: TreeIndex, node: cst.CSTNode) -> bool:

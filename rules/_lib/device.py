@@ -88,6 +88,10 @@ from porter.rules._lib.args import positional as _positional  # noqa: E402
 
 # --style accelerator: the device-generic spelling of the device type ("cuda" -> this expression).
 ACCELERATOR_TYPE = "torch.accelerator.current_accelerator().type"
+# The same where no availability test guards it: current_accelerator() is None on a CPU-only host,
+# where the original's "cuda" is kept (a GradScaler("cuda") there disables itself, as before; a
+# set of device types keeps meaning what it did).
+ACCELERATOR_TYPE_OR_CUDA = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
 
 # "cuda:{}".format(i) / "cuda:%d" % i templates: unambiguous device spellings wherever they appear.
 CUDA_TEMPLATE = re.compile(r"^cuda:(\{\}|\{0\}|\{[a-z_]\w*\}|%d|%s|%i)$")

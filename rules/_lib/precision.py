@@ -18,6 +18,7 @@ from porter.engine.changes import ImportSpec
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.args import positional
+from porter.rules._lib.device import ACCELERATOR_TYPE_OR_CUDA
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index, visit_original
 
@@ -48,9 +49,7 @@ HALF_TENSOR_TYPES = frozenset({"torch.HalfTensor", "torch.cuda.HalfTensor"})
 DTYPE_NAME = re.compile(r"(?i)(^|_)(dtype|ptdtype|amp_dtype|autocast_dtype)(_|$)|dtype$")
 # --style accelerator: the device-generic device type (the same spelling the NRN1xx rules use).
 ACCELERATOR_DEVICE_TYPE = "torch.accelerator.current_accelerator().type"
-# The same where no availability test guards it: current_accelerator() is None on a CPU-only host,
-# where the original's "cuda" is kept (a GradScaler("cuda") there disables itself, as before).
-ACCELERATOR_DEVICE_TYPE_OR_CUDA = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
+ACCELERATOR_DEVICE_TYPE_OR_CUDA = ACCELERATOR_TYPE_OR_CUDA  # see rules/_lib/device.py
 
 # Codes of the rules that port each kind of float16 source (see rules/autocast.py, rules/half_precision.py).
 AUTOCAST_CODE = "NRN201"
