@@ -31,8 +31,9 @@ class CompileBackend(Rule):
         ``mode=``, and drops Inductor/Triton/CUDA-graph keys from a literal ``options`` dict (the
         dict goes if it ends up empty). ``fullgraph=`` and every other argument are kept. NRN402
         removes ``torch._inductor.config.X = ...`` assignments (any import spelling). With
-        ``--style accelerator`` no backend is written and a CUDA backend (``"inductor"``) is
-        dropped, so the code stays device-generic. Settings of the tool that choose a compile
+        ``--style accelerator`` no backend is written, a CUDA backend (``"inductor"``) is
+        dropped and ``mode=`` is kept (TorchNeuron ignores it with a warning; on a CUDA host it
+        still chooses CUDA graphs or autotuning), so the code stays device-generic. Settings of the tool that choose a compile
         backend get ``"neuron"`` for a CUDA backend (review): an argparse flag named like
         ``--torchcompile``/``--compile-backend``/``--dynamo-backend``/``--backend`` with ``const=`` or
         ``default="inductor"`` (timm's ``--torchcompile``), and a ``backend``/``compile_backend``
@@ -196,7 +197,8 @@ class CompileBackend(Rule):
             dynamic = keyword(call, "dynamic")
             if "dynamic" not in kept and (dynamic is None or not (isinstance(dynamic.value, cst.Name) and dynamic.value.value == "False")):
                 call = set_keyword_keep_layout(call, "dynamic", cst.Name("False"))
-            call = drop_keyword(call, "mode")
+            if neuron:  # device-generic code keeps it: mode= still chooses CUDA graphs on a CUDA host
+                call = drop_keyword(call, "mode")
             return _drop_cuda_options(call)
 
         return port

@@ -56,6 +56,11 @@ _PLACEMENT = frozenset({"to", "cuda", "neuron", "train", "eval", "float", "half"
 # Peak-memory counters of any backend (the file may already be ported: a second pass must agree).
 _MEMORY_API = re.compile(r"^torch\.(cuda|neuron|xpu|mps|accelerator)(\.memory)?\.(reset_peak_memory_stats|reset_max_memory_allocated|max_memory_allocated|max_memory_reserved)$")
 
+# Helpers named for the peak counters (by name: another library's, e.g. torchrl's
+# reset_cuda_peak_stats / cuda_memory_stats).
+_RESET_PEAK = re.compile(r"(?i)^reset_\w*peak\w*$")
+_READ_PEAK = re.compile(r"(?i)^\w*(max_memory|memory_stats|peak_memory)\w*$")
+
 _HF_PACKAGES = ("transformers.", "trl.", "optimum.", "setfit.")
 
 # Compile hazards in a forward (AWS Neuron docs, about torch.compile (torch/compile/about-torch-compile); AWS Neuron docs, about PyTorch on Neuron (torch/about-pytorch-neuron)): host reads, data-dependent shapes, printing.
@@ -299,11 +304,14 @@ class CompileInsert(Rule):
                 continue
             if method_name(node) == "backward" and self._step_loop_holding(self.statement_of(node)) is not None:
                 return False
-            for name in self.qualified(node.func):
+            for name in self.qualified(node.func) or {dotted(node.func) or ""}:
                 last = name.rsplit(".", 1)[-1]
                 if _MEMORY_API.match(name):
                     reset |= last.startswith("reset_")
                     read |= last.startswith("max_memory_")
+                else:  # a library's helpers for the same counters (torchrl's reset_cuda_peak_stats)
+                    reset |= bool(_RESET_PEAK.match(last))
+                    read |= bool(_READ_PEAK.match(last))
         return reset and read
 
     # ----------------------------------------------------------------- a model stored by a class
