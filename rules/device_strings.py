@@ -151,8 +151,11 @@ class DeviceStrings(Rule):
         ``f"cuda:{r}"`` -> ``f"{torch.accelerator.current_accelerator().type}:{r}"``; a test
         "is it CUDA?" becomes "is it not the CPU?": ``device.type == "cuda"`` ->
         ``device.type != "cpu"``, ``"cuda" in device`` -> ``"cpu" not in device`` — except in a
-        file that also tests for ``"mps"``/``"xpu"``, where the test is kept with a review marker
-        (a "not the CPU" test would swallow those branches).
+        file that also tests for ``"mps"``/``"xpu"`` (a "not the CPU" test would swallow those
+        branches), where ``"cuda"`` becomes ``getattr(torch.accelerator.current_accelerator(),
+        "type", "cuda")`` (the present accelerator's type; "cuda" on a CPU-only host, where the test
+        stays false as before); so does ``"cuda"`` in a set or tuple an ``in`` test reads
+        (``{"cpu", "cuda", "xpu"}``), which runs on every host.
 
     Why:
         On Trainium the PyTorch device type is ``neuron`` (``neuron:N`` with an index; the index of a
@@ -327,9 +330,15 @@ class DeviceStrings(Rule):
             self.mark(node, 'case "cuda": a pattern cannot call torch.accelerator; match "neuron" too, or test torch.accelerator.current_accelerator().type in an if')
             return
         comparison = self._comparison_of(node)
+        if comparison is not None and _OTHER_ACCELERATORS.search(self.context.text) and string_value(node) == "cuda":
+            # "not the CPU" would swallow the file's own mps/xpu branches: compare with the present
+            # accelerator's type ("cuda" where there is none: the test stays false on a CPU host).
+            name, imports = torch_ref(self.context.module)
+            text = retorch(ACCELERATOR_TYPE_OR_CUDA, name)
+            self.replace(node, cst.parse_expression(text), f'test for "cuda" next to mps/xpu branches -> {ACCELERATOR_TYPE_OR_CUDA}', imports=imports)
+            return
         if comparison is not None and _OTHER_ACCELERATORS.search(self.context.text):
-            # "not the CPU" would swallow the file's own mps/xpu branches: leave the test, say so.
-            self.mark(node, 'test for "cuda" next to mps/xpu branches: compare with torch.accelerator.current_accelerator().type')
+            self.mark(node, 'test for a CUDA device next to mps/xpu branches: compare with torch.accelerator.current_accelerator().type')
             return
         if comparison is not None:
             self._flip_to_cpu(node, comparison)
