@@ -54,7 +54,8 @@ _RAY_MESSAGE = (
     'the Ray resource "neuron_cores" (resources={"neuron_cores": n}), e.g. from torch.accelerator.device_count()'
 )
 _CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all", "empty_cache"})
-_DEVICE_TEST = re.compile(r"""["'](cuda|neuron)(:\d+)?["']|\.is_cuda\b""")  # "neuron": the test NRN101 ported first
+# "neuron" / != "cpu": the test NRN101 ported first (neuron / accelerator style).
+_DEVICE_TEST = re.compile(r"""["'](cuda|neuron)(:\d+)?["']|\.is_cuda\b|!=\s*["']cpu["']""")
 # Memory counters read as values: what torch.cuda's returns on a CPU-only torch (no CUDA context).
 _CPU_VALUES = {"memory_allocated": "0", "max_memory_allocated": "0", "memory_reserved": "0", "max_memory_reserved": "0", "memory_stats": "{}"}
 

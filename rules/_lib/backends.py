@@ -163,7 +163,9 @@ def keep_whole(context: FileContext, scopes: BackendScopes, parents: Mapping[cst
         codes = lost.get(id(scope))
         if codes is None or has_marker(scope.marker_at, CODE):
             continue
-        counted = f"{len(codes)} change(s) not made ({', '.join(sorted(set(codes)))})" if codes else "no change made"
+        # No count or rule list in the text: one pass must equal the rules applied one by one
+        # (the first rule's pass would write its own count, and the marker then stays).
+        counted = "porter changes nothing in it"
         if scope.kind == "method":
             advice = "x.cuda() keeps meaning CUDA; on Neuron callers use .to(device)"
         else:

@@ -120,12 +120,20 @@ def _accelerator_set_device(rule: Rule, call: cst.Call) -> None:
     accelerator's type: ``"cuda:1"`` raises ValueError on Neuron. A literal ``"cuda:N"`` -> ``N``;
     other CUDA strings (``f"cuda:{rank}"``) -> the current accelerator's type with that index."""
     arg = _device_arg(call)
-    if arg is None or arg.star or not cuda_string(arg.value):
+    if arg is None or arg.star:
         return
     literal = string_value(arg.value)
-    if literal is not None and re.fullmatch(r"cuda:\d+", literal):
-        index = literal.split(":")[1]
-        rule.replace(arg.value, cst.Integer(index), f"set_device_index({_text(arg.value)}) -> ({index}): a device index, valid on every accelerator")
+    index = literal.split(":")[1] if literal is not None and re.fullmatch(r"cuda:\d+", literal) else _accelerator_index(arg.value)
+    if index is None and not cuda_string(arg.value):
+        return
+    if index is not None:
+        # The index replaces whatever another rule made of the string (NRN101's accelerator form).
+        rule.replace(
+            arg.value,
+            cst.Integer(index),
+            f"set_device_index({_text(arg.value)}) -> ({index}): a device index, valid on every accelerator",
+            drops_calls=True,
+        )
         return
     name, imports = torch_ref(rule.context.module)
     rule.replace(
@@ -134,6 +142,23 @@ def _accelerator_set_device(rule: Rule, call: cst.Call) -> None:
         f"set_device_index({_text(arg.value)}): device string -> the current accelerator's type",
         imports=imports,
     )
+
+
+def _accelerator_index(value: cst.BaseExpression) -> str | None:
+    """``N`` of ``f"{torch.accelerator.current_accelerator().type}:N"`` (NRN101's form of
+    ``"cuda:N"``, when it ran first), else None."""
+    if not isinstance(value, cst.FormattedString) or len(value.parts) != 2:
+        return None
+    head, tail = value.parts
+    if not (isinstance(head, cst.FormattedStringExpression) and isinstance(tail, cst.FormattedStringText)):
+        return None
+    kind = head.expression
+    if not (isinstance(kind, cst.Attribute) and kind.attr.value == "type" and isinstance(kind.value, cst.Call)):
+        return None
+    if not (dotted(kind.value.func) or "").endswith("accelerator.current_accelerator"):
+        return None
+    found = re.fullmatch(r":(\d+)", tail.value)
+    return found.group(1) if found else None
 
 
 def _call_name(call: cst.Call) -> str:
