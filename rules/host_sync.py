@@ -40,7 +40,7 @@ from porter.rules._lib.nodes import dotted
 _TRIGGERS = ("backward", ".step(", "zero_grad", "no_grad", "inference_mode", "eval", "valid")
 # A step loop calls .backward()/.zero_grad()/.step() (itself or through a function of the file
 # that does), or iterates over a loader-like name (LOADER_NAME in _lib/hostsync/model.py).
-_TRIGGER_PATTERN = r"\.(?:[\s\\]|#[^\r\n]*)*(?:backward|zero_grad|step)\b|(?i:loader|\bdl\b|_dl\b)"
+_TRIGGER_PATTERN = r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*(?:backward|zero_grad|step)\b|(?i:loader|\bdl\b|_dl\b)"
 _ORDER = 60
 
 

@@ -42,9 +42,9 @@ def _unchecked(self: CSTNode) -> None:
 def parse_module(data: bytes) -> cst.Module:
     """``libcst.parse_module(data)``, its nodes not re-validated one by one as they are built."""
     checked: Callable[[CSTNode], None] = CSTNode.__post_init__
-    CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign]
+    CSTNode.__post_init__ = _unchecked  # type: ignore[method-assign, assignment]
     try:
         with no_collection():
             return cst.parse_module(data)
     finally:
-        CSTNode.__post_init__ = checked  # type: ignore[method-assign]
+        CSTNode.__post_init__ = checked  # type: ignore[method-assign, assignment]
