@@ -1,6 +1,6 @@
 """Batch throughput: porter on a large real tree vs bare libcst parse + codegen of the same files.
 
-    python bench/batch.py [--tree DIR] [-j N] [--every N | --first N] [--without-prefilter] [--keep DIR]
+    python bench/batch.py [--tree DIR] [-j N] [--every N | --first N] [--without-prefilter] [--per-file-every N] [--keep DIR]
 
 Default tree: the installed transformers package source (about 2,900 files). In one run it
 measures, with the same number of processes:
@@ -100,14 +100,16 @@ def prefilter_stats(files: list[str], options: Options) -> tuple[int, Counter[st
             for word in rule.triggers:
                 if word in text:
                     by_word[f"{rule.code} {word!r}"] += 1
+            if rule.trigger_pattern:
+                by_word[f"{rule.code} pattern"] += 1
         passed += bool(candidates)
     return passed, by_rule, by_word
 
 
-def per_file_costs(files: list[str], options: Options) -> list[tuple[float, str, float]]:
-    """(porter / bare, path, porter seconds) for every file that reaches the parser, measured
-    one after the other in this process (each timing the best of two runs), with the options
-    the cold run gives the file."""
+def per_file_costs(files: list[str], options: Options, every: int = 1) -> list[tuple[float, str, float]]:
+    """(porter / bare, path, porter seconds) for every file (every ``every``-th) that reaches the
+    parser, measured one after the other in this process (each timing the best of two runs),
+    with the options the cold run gives the file."""
     import libcst as cst
 
     from porter.engine.core import port_source, prefilter
@@ -115,10 +117,14 @@ def per_file_costs(files: list[str], options: Options) -> list[tuple[float, str,
 
     rules = all_rules()
     costs = []
+    parsed = 0
     for path in files:
         with open(path, "rb") as handle:
             data = handle.read()
         if not prefilter(data.decode("utf-8", "replace"), options, rules):
+            continue
+        parsed += 1
+        if (parsed - 1) % every:
             continue
         bare = porter_time = float("inf")
         for _ in range(2):
@@ -181,6 +187,8 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=1, help="port every Nth file only (a smaller tree, same mix)")
     parser.add_argument("--first", type=int, default=0, help="port the first N files (sorted paths) only, e.g. 800")
     parser.add_argument("--without-prefilter", action="store_true", help="also time a run with the prefilter off (slow)")
+    parser.add_argument("--per-file-every", type=int, default=1, metavar="N",
+                        help="per-file costs on every Nth parsed file only (a loaded machine; 0: skip them)")
     args = parser.parse_args()
     if args.tree is None:
         import transformers
@@ -223,10 +231,11 @@ def main() -> None:
         print(f"prefilter: {passed}/{len(files)} files reach the parser ({100 * passed / len(files):.1f}%){in_port}")
         print("  rules letting most files through:", ", ".join(f"{name} {count}" for name, count in by_rule.most_common(6)))
         print("  trigger words:", ", ".join(f"{word} {count}" for word, count in by_word.most_common(8)))
-        costs = per_file_costs(files, options)
+        costs = per_file_costs(files, options, args.per_file_every) if args.per_file_every > 0 else []
         if costs:
             ratios = [ratio for ratio, _, _ in costs]
-            print(f"per parsed file, porter / bare parse+codegen ({len(costs)} files): median {_percentile(ratios, 0.5):.2f}x, "
+            every = f", every {args.per_file_every}th" if args.per_file_every > 1 else ""
+            print(f"per parsed file, porter / bare parse+codegen ({len(costs)} files{every}): median {_percentile(ratios, 0.5):.2f}x, "
                   f"p95 {_percentile(ratios, 0.95):.2f}x, max {ratios[0]:.2f}x")
             for ratio, path, took in costs[:5]:
                 print(f"  {ratio:6.2f}x  {took:6.3f} s  {os.path.relpath(path, args.tree)}")

@@ -81,7 +81,9 @@ class CompileBackend(Rule):
     name: ClassVar[str] = "compile-backend"
     summary: ClassVar[str] = 'torch.compile / model.compile -> backend="neuron", dynamic=False; drop mode and Inductor options'
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("compile", "_inductor")
+    # torch.compile / X.compile, torch._inductor.config, and the backend names a setting is ported from.
+    triggers: ClassVar[tuple[str, ...]] = ("compile", *sorted(CUDA_BACKENDS))
+    trigger_pattern: ClassVar[str] = r"\bcompile\b|" + "|".join(sorted(CUDA_BACKENDS))
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN402": "torch._inductor.config assignment removed (TorchNeuron does not use Inductor)",
         "NRN403": "torch.compile backend/options not a literal: review marker",

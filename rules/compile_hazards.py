@@ -85,6 +85,11 @@ class CompileHazards(Rule):
         "forward", "polar", "complex", "sparse", "channels_last", "linalg", "qr", "svd", "cholesky", "inverse", "det",
         "triangular_solve", "cfloat", "cdouble",
     )
+    # The same, as names: a `def forward` (every forward-only hazard), or a hazard's own name.
+    trigger_pattern: ClassVar[str] = (
+        r"\bdef[\s\\]+forward\b|\bpolar\b|\bcomplex|view_as_complex|\bsparse(?:\b|_co|_cs)|to_sparse|channels_last|linalg"
+        r"|\bqr\b|\bsvd\b|\bcholesky|\binverse\b|\b(?:s?log)?det\b|triangular_solve|\bcfloat\b|\bcdouble\b"
+    )
     extra_codes: ClassVar[dict[str, str]] = {h.code: h.message.split(":")[0] for h in ALL_HAZARDS if h.code != "NRN731"}
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 80

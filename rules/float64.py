@@ -65,6 +65,7 @@ class Float64OnDevice(Rule):
     summary: ClassVar[str] = "float64 placed on the device (.double(), dtype=torch.float64, from_numpy) -> float32"
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("float64", "double", "from_numpy")
+    trigger_pattern: ClassVar[str] = r"float64|\bdouble\b|from_numpy"
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN722": "float64 in a ported file with no device in view: review marker",
     }

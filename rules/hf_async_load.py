@@ -155,6 +155,8 @@ class HfAsyncLoad(Rule):
     summary: ClassVar[str] = 'os.environ.setdefault("HF_DEACTIVATE_ASYNC_LOAD", "1") after the leading imports of a transformers script'
     safety: ClassVar[Safety] = Safety.SAFE
     triggers: ClassVar[tuple[str, ...]] = ("transformers", "trl", "peft", "optimum")
+    # An import statement of one of them: at the start of a line or after a ';' (not `>>> from transformers` in a docstring).
+    trigger_pattern: ClassVar[str] = r"(?:^|[\r\n;])[\s\\\ufeff]*(?:from[\s\\]+|import\b(?:[^\r\n;#\\]|\\\r?\n|\\\r)*?\b)(?:transformers|trl|peft|optimum)\b"
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 90
 

@@ -293,7 +293,8 @@ class HfTrainingPerf(_TrainingArgsRule):
     name: ClassVar[str] = "hf-training-perf"
     summary: ClassVar[str] = "TrainingArguments: dataloader_drop_last=True, logging_nan_inf_filter=False, fused AdamW, neuron compile backend"
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("TrainingArguments", "Config", "ArgumentParser", "TrlParser")
+    # NRN801's classes, and the parsers _parser marks (NeuronHfArgumentParser contains HfArgumentParser).
+    triggers: ClassVar[tuple[str, ...]] = (*HfTrainingArgs.triggers, "HfArgumentParser", "TrlParser")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN807": "TrainingArguments: logging_nan_inf_filter=False (2 host syncs per step otherwise)",
         "NRN808": 'TrainingArguments: optim="adamw_torch" -> "adamw_torch_fused"',

@@ -39,6 +39,9 @@ from porter.rules._lib.nodes import dotted
 
 # A file can only have a step loop if one of these words appears.
 _TRIGGERS = ("backward", ".step(", "zero_grad", "no_grad", "inference_mode", "eval", "valid")
+# A step loop calls .backward()/.zero_grad()/.step() (itself or through a function of the file
+# that does), or iterates over a loader-like name (LOADER_NAME in _lib/hostsync/model.py).
+_TRIGGER_PATTERN = r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*(?:backward|zero_grad|step)\b|(?i:loader|\bdl\b|_dl\b)"
 _ORDER = 60
 
 
@@ -238,6 +241,7 @@ class HostSyncAccumulate(Rule):
     summary: ClassVar[str] = "step-loop accumulations of loss.item()/.sum().item() kept on the device; one conversion where read"
     safety: ClassVar[Safety] = Safety.SAFE
     triggers: ClassVar[tuple[str, ...]] = _TRIGGERS
+    trigger_pattern: ClassVar[str] = _TRIGGER_PATTERN
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN605": "per-step .item() accumulated on the host where it cannot be kept on the device: review marker",
     }
@@ -365,6 +369,7 @@ class HostSyncLogging(Rule):
     summary: ClassVar[str] = "per-step logging of device values (loss.item(), set_postfix, add_scalar) moved under a logging interval"
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = _TRIGGERS
+    trigger_pattern: ClassVar[str] = _TRIGGER_PATTERN
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN604": "per-step torch.cuda/neuron.synchronize() moved under the logging interval",
         "NRN607": "per-step logging in a loop with no step counter: review marker",
@@ -592,6 +597,7 @@ class HostSyncControlFlow(Rule):
     summary: ClassVar[str] = "per-step .item() that feeds control flow (NaN checks, early stopping): review marker"
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = _TRIGGERS
+    trigger_pattern: ClassVar[str] = _TRIGGER_PATTERN
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN606": "another host sync left on the per-step path: review marker",
     }

@@ -21,6 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
 from porter.engine.changes import Change
+from porter.engine.fastcst.parse import no_collection, parse_module
 from porter.engine.fastcst.splice import spliced
 from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
@@ -48,7 +49,11 @@ def port_source(
     rules: Sequence[type[Rule]] | None = None,
 ) -> FileResult:
     """Port source bytes. ``path`` is only used in Changes and messages."""
-    options = options or Options()
+    with no_collection():  # see fastcst/parse.py: none of the port's structures is a reference cycle
+        return _port_source(data, path, options or Options(), rules)
+
+
+def _port_source(data: bytes, path: str, options: Options, rules: Sequence[type[Rule]] | None) -> FileResult:
     try:
         check_bytes(data, options.max_file_size)
         decoded = decode_source(data)
@@ -65,7 +70,7 @@ def port_source(
     if deep is not None:
         return Failure(path, deep, kind="parse")
     try:
-        module = cst.parse_module(data)
+        module = parse_module(data)
     except cst.ParserSyntaxError as error:
         return Failure(path, f"syntax error at line {error.raw_line}: {error.message}", kind="parse")
     except (SyntaxError, ValueError, UnicodeError, RecursionError) as error:

@@ -154,6 +154,9 @@ class Rule(cst.BatchableCSTVisitor):
     safety: ClassVar[Safety] = Safety.SAFE
     # Raw-text words; the rule runs on a file only if one of them appears. Empty: always runs.
     triggers: ClassVar[tuple[str, ...]] = ()
+    # A regex (``re.search``) the text must match too, where no word is narrow enough. Like the
+    # words, a necessary condition: a file it does not match can never be edited by the rule.
+    trigger_pattern: ClassVar[str] = ""
     # Further codes this rule emits (usually review markers), with a one-line summary each.
     extra_codes: ClassVar[Mapping[str, str]] = {}
     # Those of extra_codes whose edits are safe (the rest are review items in `porter rules`).
@@ -182,7 +185,9 @@ class Rule(cst.BatchableCSTVisitor):
 
     @classmethod
     def triggered_by(cls, text: str) -> bool:
-        return not cls.triggers or any(word in text for word in cls.triggers)
+        if cls.triggers and not any(word in text for word in cls.triggers):
+            return False
+        return not cls.trigger_pattern or re.search(cls.trigger_pattern, text) is not None
 
     @property
     def options(self) -> Options:

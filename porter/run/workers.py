@@ -3,6 +3,7 @@ and the discovered rules in memory instead of importing libcst and the rules aga
 
 from __future__ import annotations
 
+import gc
 import os
 
 import porter
@@ -10,6 +11,8 @@ import porter.engine.core  # noqa: F401
 from porter.engine.registry import all_rules
 
 all_rules()
+# Loaded once and never garbage: the collector's full passes skip it from now on (in every worker).
+gc.freeze()
 
 
 def where() -> str:
