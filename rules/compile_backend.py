@@ -83,7 +83,7 @@ class CompileBackend(Rule):
     safety: ClassVar[Safety] = Safety.SAFE
     # torch.compile / X.compile, torch._inductor.config, and the backend names a setting is ported from.
     triggers: ClassVar[tuple[str, ...]] = ("compile", *sorted(CUDA_BACKENDS))
-    trigger_pattern: ClassVar[str] = r"\bcompile\b|" + "|".join(sorted(CUDA_BACKENDS))
+    trigger_pattern: ClassVar[str] = "|".join([r"\bcompile\b", *sorted({n.rsplit(".", 1)[-1] for n in COMPILE_FORWARDERS}), *sorted(CUDA_BACKENDS)])
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN402": "torch._inductor.config assignment removed (TorchNeuron does not use Inductor)",
         "NRN403": "torch.compile backend/options not a literal: review marker",

@@ -677,7 +677,7 @@ class DeviceStrings(Rule):
             return None
         if self.matches_prefix(call.func, "torch.") or self.matches_prefix(call.func, "re.") or self._in_message(node):
             return None  # torch's own calls take a device where this rule or NRN103/201/204 port it
-        if autocast_ports_device(self, node):
+        if isinstance(node, cst.BaseExpression) and autocast_ports_device(self, node):
             return None
         assert isinstance(parent, cst.Arg)
         return f"{last}({parent.keyword.value}=)" if parent.keyword is not None else f"{last}()"
