@@ -16,6 +16,10 @@ from porter.rules._lib.nodes import dotted, method_name
 
 _INDEX_PLACEMENT = re.compile(r"(?:\.to\(|device=)\s*(?:\w+\.)?(?:\w*(?:rank|gpu|device_id)\w*|\d+)\b")
 
+# Device modules whose calls take a device index as it is (an int is what torch.neuron.set_device wants).
+_DEVICE_MODULES = ("torch.cuda.", "torch.neuron.", "torch.accelerator.", "torch.xpu.", "torch.mps.")
+
+
 class IntegerPlacement(Rule):
     """Port placements that name the device by an integer index.
 
@@ -80,8 +84,9 @@ class IntegerPlacement(Rule):
             return
         if method_name(node) == "to":
             arg = positional(node, 0) or keyword(node, "device")
-        elif any(name.startswith("torch.") for name in self.qualified(node.func)):
-            arg = keyword(node, "device")
+        elif any(name.startswith("torch.") and not name.startswith(_DEVICE_MODULES) for name in self.qualified(node.func)):
+            arg = keyword(node, "device")  # factories (torch.zeros(..., device=0)); not the device
+            # modules' runtime calls (torch.neuron.set_device(device=1)): they take an index
         else:
             return
         if arg is None or not self._is_index(arg.value):
