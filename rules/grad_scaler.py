@@ -423,7 +423,13 @@ class _ScalerFinder(cst.CSTVisitor):
                 binding.rewrites.append((method, where))
 
     def _in_scope(self, node: cst.CSTNode, binding: _Binding) -> bool:
-        return binding.scope is None or any(a is binding.scope for a in self.rule.ancestors(node))
+        ancestors = list(self.rule.ancestors(node))
+        if binding.scope is not None:
+            return any(a is binding.scope for a in ancestors)
+        # The file's name: not inside a function whose own scaler binds the same name locally
+        # (that one is another variable; counting it would block this one only until it is gone).
+        shadows = [b.scope for b in self.bindings if b.text == binding.text and b.scope is not None]
+        return not any(a is scope for scope in shadows for a in ancestors)
 
     def _is_target(self, node: cst.CSTNode, binding: _Binding) -> bool:
         """Whether ``node`` is assigned to; any assignment but the construction blocks removal."""
