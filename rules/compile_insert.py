@@ -15,7 +15,7 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
 from porter.rules._lib.nodes import dotted, method_name, string_value
-from porter.rules._lib.tree import child_index
+from porter.rules._lib.tree import child_index, enclosing_function
 from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH, VARYING_SHAPE_CALLS, VARYING_SHAPE_NAME
 
 # Optimizer constructors: torch.optim classes, and the CUDA-only ones other rules port.
@@ -295,7 +295,7 @@ class CompileInsert(Rule):
     def _measures_eager_memory(self, statement: cst.BaseStatement) -> bool:
         """A one-shot benchmark (no loop around its ``.backward()``) that resets the peak-memory counter
         and reads it back: its output is the eager program's memory, which a compile would change."""
-        function = _function_of(self, statement)
+        function = enclosing_function(self, statement)
         if function is None:
             return False
         reset = read = False
@@ -322,7 +322,7 @@ class CompileInsert(Rule):
         with varying shapes (``model.generate``), compile a separate object for the training step's
         forward call (``self.compiled_model = torch.compile(self.model, ...)``, called where the
         step called the model); no such call in view: an NRN413 marker at the model's construction."""
-        method = _function_of(self, call)
+        method = enclosing_function(self, call)
         cls = _class_of(self, method) if method is not None else None
         if method is None or cls is None or name not in [p.name.value for p in method.params.params]:
             return
@@ -438,7 +438,7 @@ class CompileInsert(Rule):
         loss = backward.func.value  # type: ignore[attr-defined]
         if not isinstance(loss, cst.Name):
             return
-        scope: cst.CSTNode = _function_of(self, backward) or module
+        scope: cst.CSTNode = enclosing_function(self, backward) or module
         assigned: dict[str, list[cst.BaseExpression]] = {}
         for a in cast("list[cst.Assign]", m.findall(scope, m.Assign())):
             for t in a.targets:
@@ -449,7 +449,7 @@ class CompileInsert(Rule):
             for n in cast("list[cst.Name]", m.findall(value, m.Name())):
                 values.extend(assigned.get(n.value, ()) if n.value != loss.value else ())
         defined = {s.name.value for s in cast("list[cst.FunctionDef | cst.ClassDef]", m.findall(module, m.FunctionDef() | m.ClassDef()))}
-        function = _function_of(self, backward)
+        function = enclosing_function(self, backward)
         # A parameter may hold any callable the caller passes (``loss_fct=None`` then a default loss):
         # a plain function has no ``.compile``, and a loss the user chose is not the model; unless
         # the function itself treats it as a module (``model.to(device)``, ``model.parameters()``).
@@ -966,13 +966,6 @@ class CompileInsert(Rule):
 
 
 # --------------------------------------------------------------------- tree helpers (no metadata)
-def _function_of(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
-    current = rule.parent(node)
-    while current is not None and not isinstance(current, cst.FunctionDef):
-        current = rule.parent(current)
-    return current
-
-
 def _class_of(rule: Rule, method: cst.FunctionDef) -> cst.ClassDef | None:
     block = rule.parent(method)
     owner = rule.parent(block) if block is not None else None

@@ -27,7 +27,7 @@ from porter.rules._lib.precision import (
     keyword_arg,
     source_imports,
 )
-from porter.rules._lib.tree import child_index, visit_original
+from porter.rules._lib.tree import child_index, enclosing_function, visit_original
 
 _REMOVED_METHODS = frozenset({"update", "unscale_"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
@@ -217,14 +217,14 @@ class GradScalerRule(Rule):
         if len(finder.texts) != 1:
             return None
         name = next(iter(finder.texts))
-        scope = self._function_of(call)
+        scope = self.enclosing_function(call)
         line = self.position(call)[0]
         for target in finder.targets.get(name, []):
-            if self._function_of(target) is scope and self.position(target)[0] < line:
+            if self.enclosing_function(target) is scope and self.position(target)[0] < line:
                 return f"{name} == {self._torch or 'torch'}.float16"
         return None
 
-    def _function_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+    def enclosing_function(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return next((a for a in self.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
 
     def _disable(self, binding: _Binding, state_uses: list[cst.CSTNode]) -> None:
@@ -394,7 +394,7 @@ class _ScalerFinder(cst.CSTVisitor):
     def leave_Module(self, original_node: cst.Module) -> None:
         for binding in self.bindings:
             if binding.text and "." not in binding.text and binding.text not in self._globals:
-                binding.scope = _function_of(self.rule, binding.call)
+                binding.scope = enclosing_function(self.rule, binding.call)
         texts = [(binding.text, binding.scope) for binding in self.bindings if binding.text]
         for binding in self.bindings:
             if binding.text and texts.count((binding.text, binding.scope)) > 1:
@@ -526,10 +526,6 @@ def _port_arms(value: cst.BaseExpression, device: cst.BaseExpression) -> cst.Bas
     return device if string_value(value) == "cuda" else value
 
 
-def _function_of(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
-    return next((a for a in rule.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
-
-
 class _Owners:
     """Which of the file's GradScalers a float16 source keeps (each scaler decides on its own).
 
@@ -547,7 +543,7 @@ class _Owners:
         self.rule = rule
         self.bindings = bindings
         self.calls = {id(binding.call) for binding in bindings}
-        self.touched = {id(b.call): {id(_function_of(rule, n)) for n in (b.call, *b.seen)} for b in bindings}
+        self.touched = {id(b.call): {id(enclosing_function(rule, n)) for n in (b.call, *b.seen)} for b in bindings}
         self.anywhere: set[int] = set().union(*self.touched.values())
         self._exits: dict[int, bool] = {}
 
@@ -565,7 +561,7 @@ class _Owners:
             return True
         if id(node) in self.calls:
             return node is binding.call
-        function = _function_of(self.rule, node)
+        function = enclosing_function(self.rule, node)
         if function is None or id(function) not in self.anywhere or not self._autocast(node) or self._leaves(function):
             return True
         return id(function) in self.touched[id(binding.call)]

@@ -76,3 +76,8 @@ def holder_through_choices(rule: Rule, node: cst.CSTNode) -> tuple[cst.CSTNode, 
             return None
         child, parent = parent, rule.parent(parent)
     return child, parent
+
+
+def enclosing_function(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The innermost ``def`` that holds ``node`` (None at module level)."""
+    return next((a for a in rule.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
