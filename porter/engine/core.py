@@ -24,7 +24,7 @@ from porter.engine.changes import Change
 from porter.engine.fastcst.parse import no_collection, parse_module
 from porter.engine.fastcst.splice import spliced
 from porter.engine.fastcst.walk import TreeIndex, dispatch
-from porter.engine.imports import ImportCollector, top_level_imports, unused_import_edits
+from porter.engine.imports import ImportCollector, bound_name, still_read, top_level_imports, unused_import_edits
 from porter.engine.options import TARGETS_NEURON, Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
@@ -205,8 +205,15 @@ def _port_module(
 
     candidates = [(code, spec) for code, spec, context_only in context.maybe_unused if kept(code, context_only)]
     unused = unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
-    edits += [edit for edit in unused if backends.holding(edit.target, tree.parents) is None]
-    new_module = wrapper.module.visit(_EditApplier(edits, tree.parents))
+    unused = [edit for edit in unused if backends.holding(edit.target, tree.parents) is None]
+    new_module = wrapper.module.visit(_EditApplier([*edits, *unused], tree.parents))
+    if unused and (read := still_read(new_module, (spec for _, spec in candidates))):
+        # an edit spelled a dropped import's name again: keep that import (see still_read)
+        candidates = [(code, spec) for code, spec in candidates if bound_name(spec) not in read]
+        unused = unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
+        unused = [edit for edit in unused if backends.holding(edit.target, tree.parents) is None]
+        new_module = wrapper.module.visit(_EditApplier([*edits, *unused], tree.parents))
+    edits += unused
     new_module = _add_missing_imports(new_module, edits)
     new_text = _spliced(module, new_module, data, text, python_tree)
     if new_text is not None:  # the original bytes with the rebuilt statements' code put in

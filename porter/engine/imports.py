@@ -112,7 +112,7 @@ def unused_import_edits(
 
     drops: dict[int, tuple[cst.SimpleStatementLine, str, list[ImportSpec]]] = {}
     for code, spec in candidates:
-        bound = spec.asname or spec.obj or spec.module.split(".")[0]
+        bound = bound_name(spec)
         for node in imports:
             if isinstance(node.names, cst.ImportStar):
                 continue
@@ -224,6 +224,47 @@ def _text(string: cst.CSTNode) -> str:
     if isinstance(string, cst.ConcatenatedString):
         return _text(string.left) + _text(string.right)
     return ""  # an f-string part: libcst reads no type from it
+
+
+def bound_name(spec: ImportSpec) -> str:
+    return spec.asname or spec.obj or spec.module.split(".")[0]
+
+
+class _NamesRead(cst.CSTVisitor):
+    """The names a module still reads, over-counted (a local of the same name counts too)."""
+
+    def __init__(self, wanted: set[str]) -> None:
+        self.wanted, self.found = wanted, set[str]()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self.wanted:
+            self.found.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # `x.GradScaler` does not read the name GradScaler
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)  # nor does a keyword spelled like it
+        return False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+
+def still_read(module: cst.Module, specs: Iterable[ImportSpec]) -> set[str]:
+    """The bound names of ``specs`` the ported module still reads. An import is dropped when the
+    edits replaced every access of its name, but an edit's output may spell the name again
+    (``GradScaler()`` -> ``GradScaler("neuron")``): this check of the result keeps such imports."""
+    wanted = {bound_name(spec) for spec in specs}
+    if not wanted:
+        return set()
+    visitor = _NamesRead(wanted)
+    module.visit(visitor)
+    return visitor.found
 
 
 def _dropper(specs: Sequence[ImportSpec]):  # type: ignore[no-untyped-def]
