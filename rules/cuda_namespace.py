@@ -57,7 +57,14 @@ _CPU_HARMLESS = frozenset({"manual_seed", "manual_seed_all", "seed", "seed_all",
 # "neuron" / != "cpu": the test NRN101 ported first (neuron / accelerator style).
 _DEVICE_TEST = re.compile(r"""["'](cuda|neuron)(:\d+)?["']|\.is_cuda\b|!=\s*["']cpu["']""")
 # Memory counters read as values: what torch.cuda's returns on a CPU-only torch (no CUDA context).
-_CPU_VALUES = {"memory_allocated": "0", "max_memory_allocated": "0", "memory_reserved": "0", "max_memory_reserved": "0", "memory_stats": "{}"}
+_CPU_VALUES = {
+    "memory_allocated": "0",
+    "max_memory_allocated": "0",
+    "memory_reserved": "0",
+    "max_memory_reserved": "0",
+    "memory_stats": "{}",
+    "is_bf16_supported": "False",  # torch.cuda's is False on a CPU-only torch (it asks is_available first)
+}
 
 
 class CudaNamespace(Rule):
@@ -109,6 +116,8 @@ class CudaNamespace(Rule):
         ``torch.device`` (``"cuda:1"`` → ``1``, ``f"cuda:{rank}"`` → ``rank``, ``None``/``"cuda"`` →
         ``torch.neuron.current_device()``, a name the file only assigns device strings →
         ``torch.device(name)``); ``set_rng_state(new_state=s)`` → ``(state=s)``;
+        ``is_bf16_supported()`` outside an availability test gets one in both styles
+        (``torch.accelerator.is_available() and ...``: torch.cuda's was False on a CPU-only torch);
         ``device(device=i)`` → ``device(i)``. Calls the Neuron API cannot express keep their CUDA
         spelling with an NRN104 marker: ``Event(interprocess=True)``, ``get_device_properties(i)``
         whose result is read for anything but ``name``/``total_memory`` (``.major``, ``.minor``,
@@ -118,7 +127,9 @@ class CudaNamespace(Rule):
         ``current_device_index``, ``set_device`` -> ``set_device_index``, ...),
         ``torch.Stream``/``torch.Event`` for streams and events, ``torch.manual_seed``/``torch.seed``
         for seeds, and ``torch.get_device_module().X`` for the rest (``get_device_name``,
-        ``is_bf16_supported``, RNG state, ...); the Neuron argument fixes are not applied there,
+        ``is_bf16_supported``, RNG state, ...; ``is_bf16_supported(including_emulation=x)`` keeps its
+        arguments on CUDA only: ``(... if torch.accelerator.current_accelerator().type == "cuda" else
+        ...is_bf16_supported())``); the Neuron argument fixes are not applied there,
         but a ``device=`` keyword becomes positional where torch.accelerator's parameter is
         positional-only (``set_device_index``, ``synchronize``, ``current_stream``,
         ``device_index``), and ``set_device("cuda:1")`` becomes ``set_device_index(1)`` (a CUDA
@@ -269,6 +280,10 @@ class CudaNamespace(Rule):
             self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
             return
         if self.options.style == "accelerator":
+            if head == "is_bf16_supported" and rest == head:
+                self._port_to_accelerator(node, head, rest)
+                self._accelerator_bf16(node)
+                return
             if rest == head:
                 port_accelerator_arguments(self, node, head)
             self._port_to_accelerator(node, head, rest)
@@ -325,6 +340,13 @@ class CudaNamespace(Rule):
         holder = self.parent(call)
         # Parenthesised unless it is a whole value already (assigned, returned, an argument).
         bare = isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg))
+        if cpu_value == "False":  # a flag: `torch.accelerator.is_available() and torch.neuron.X()`
+            def flag(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.Call)
+                return self._and_available(name, updated, call)
+
+            self.replace(call, flag, None, imports=imports)
+            return
 
         def transform(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call)
@@ -337,6 +359,60 @@ class CudaNamespace(Rule):
             )
 
         self.replace(call, transform, None, imports=imports)
+
+    def _accelerator_bf16(self, node: cst.CSTNode) -> None:
+        """``--style accelerator``: ``torch.get_device_module().is_bf16_supported(...)`` must give
+        torch.cuda's answer on a CUDA host, True on Neuron and False on a CPU-only host (torch.cpu has
+        no ``is_bf16_supported``). CUDA's arguments (``including_emulation=``) are passed on CUDA
+        only: Neuron's takes none (TypeError). Unless an availability test already guards it, the
+        call is guarded like torch.cuda's flags (``torch.accelerator.is_available() and ...``)."""
+        call = self.parent(node)
+        if not isinstance(call, cst.Call) or call.func is not node:
+            return
+        guarded = (
+            under_availability_test(self, call) or self._right_of_availability_and(call) or self._under_device_test(call)
+        )
+        if guarded and not call.args:
+            return
+        name, imports = torch_ref(self.context.module)
+        on_cuda = cst.parse_expression(f'{name}.accelerator.current_accelerator().type == "cuda"')
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            value: cst.BaseExpression = updated
+            if updated.args:
+                paren = [cst.LeftParen()], [cst.RightParen()]
+                value = cst.IfExp(test=on_cuda, body=updated, orelse=updated.with_changes(args=[]))
+                if not guarded or not self._bare_flag(call):
+                    value = value.with_changes(lpar=paren[0], rpar=paren[1])
+            return value if guarded else self._and_available(name, value, call)
+
+        message = (
+            "is_bf16_supported(...) keeps CUDA's arguments on CUDA only (Neuron's takes none), and is False on a CPU-only host"
+            if call.args
+            else "is_bf16_supported() is False on a CPU-only host (torch.cpu has none)"
+        )
+        self.replace(call, transform, message, imports=imports)
+
+    def _bare_flag(self, call: cst.CSTNode) -> bool:
+        """Where ``a and b`` needs no parentheses: a whole value or a test (``and`` binds tighter
+        than a conditional expression and ``or``)."""
+        holder = self.parent(call)
+        if isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.If, cst.While, cst.IfExp)):
+            return True
+        return isinstance(holder, cst.BooleanOperation)
+
+    def _and_available(self, name: str, value: cst.BaseExpression, call: cst.CSTNode) -> cst.BaseExpression:
+        """``torch.accelerator.is_available() and VALUE``: False on a CPU-only host, as torch.cuda's
+        flags were there."""
+        bare = self._bare_flag(call)
+        return cst.BooleanOperation(
+            left=cst.parse_expression(f"{name}.accelerator.is_available()"),
+            operator=cst.And(),
+            right=value,
+            lpar=[] if bare else [cst.LeftParen()],
+            rpar=[] if bare else [cst.RightParen()],
+        )
 
     def _under_device_test(self, node: cst.CSTNode) -> bool:
         """Under a CUDA device test (``if device.type == "cuda":``, ``if x.is_cuda:``): it runs on
