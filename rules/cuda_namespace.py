@@ -210,7 +210,7 @@ class CudaNamespace(Rule):
     name: ClassVar[str] = "cuda-namespace"
     summary: ClassVar[str] = "torch.cuda.* runtime calls -> torch.neuron.* (data table)"
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule")
+    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule")  # wrap_with_cuda_graph says cuda
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN104": "torch.cuda API with no Neuron equivalent, or arguments torch.neuron rejects: review marker added",
         BACKEND_CODE: BACKEND_SUMMARY,
@@ -220,10 +220,11 @@ class CudaNamespace(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         if self.matches(node.func, *CUDA_GRAPH_WRAPPERS):
             name = next(iter(sorted(self.qualified(node.func) & set(CUDA_GRAPH_WRAPPERS))))
+            without_cuda = CUDA_GRAPH_WRAPPERS[name].split("; ")[0]
             self.mark(
                 node,
-                f"{name.replace('.cudagraphs', '')}: CUDA graphs are not available on Neuron (without CUDA it passes every call "
-                "through); torch.compile(backend='neuron') compiles whole graphs",
+                f"{name.replace('.cudagraphs', '')}: CUDA graphs are not available on Neuron ({without_cuda}); "
+                "torch.compile(backend='neuron') compiles whole graphs",
                 code="NRN104",
             )
 

@@ -155,12 +155,19 @@ ACCELERATOR_TORCH_REVIEW: frozenset[str] = frozenset({"manual_seed", "manual_see
 # torch.accelerator.get_memory_info, mem_get_info's counterpart, is a memory call, see above).
 ACCELERATOR_ONLY: dict[str, str] = {}
 
-# Other libraries' CUDA-graph wrappers (NRN104 marker). tensordict/nn/cudagraphs.py: CudaGraphModule
-# checks torch.cuda.is_available() at construction; without CUDA every call passes through to the
-# wrapped function ("calls to this instance will just pass through it"), so it runs but gains nothing.
+# Other libraries' CUDA-graph wrappers (NRN104 marker): qualified name -> what it does without CUDA
+# (the marker says it) and, after the "; ", its source.
+# tensordict/nn/cudagraphs.py: CudaGraphModule checks torch.cuda.is_available() at construction;
+# without CUDA every call passes through to the wrapped function ("calls to this instance will just
+# pass through it"), so it runs but gains nothing. torchtitan/distributed/cudagraph.py:335:
+# wrap_with_cuda_graph returns the step unchanged unless `utils.device_type == "cuda" and
+# torch.cuda.is_available()` (an eager fallback with a warning).
+_PASSES_THROUGH = "without CUDA it passes every call through"
+_TITAN_EAGER = "its own guard runs the step eagerly without CUDA"
 CUDA_GRAPH_WRAPPERS: dict[str, str] = {
-    "tensordict.nn.CudaGraphModule": "tensordict/nn/__init__.py (re-export)",
-    "tensordict.nn.cudagraphs.CudaGraphModule": "tensordict/nn/cudagraphs.py",
+    "tensordict.nn.CudaGraphModule": f"{_PASSES_THROUGH}; tensordict/nn/__init__.py (re-export)",
+    "tensordict.nn.cudagraphs.CudaGraphModule": f"{_PASSES_THROUGH}; tensordict/nn/cudagraphs.py",
+    "torchtitan.distributed.cudagraph.wrap_with_cuda_graph": f"{_TITAN_EAGER}; torchtitan/distributed/cudagraph.py:335",
 }
 
 # Legacy typed-tensor classes: torch.cuda.<Name> -> (dtype, set_default_dtype accepts it).
