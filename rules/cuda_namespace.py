@@ -13,6 +13,7 @@ from porter.rules._lib.backends import CODE as BACKEND_CODE
 from porter.rules._lib.backends import SUMMARY as BACKEND_SUMMARY
 from porter.rules._lib.branches import (
     DATA_PARALLEL,
+    after_early_exit,
     branch_nodes,
     guarded_branch,
     guarding_tests,
@@ -453,7 +454,8 @@ class CudaNamespace(Rule):
                 break
         else:
             return False
-        self.mark(node, f"CUDA test kept so its branch stays off on Neuron: the branch uses {culprit}", code="NRN104")
+        where = "the code after this early return" if after_early_exit(self, guard) else "the branch"
+        self.mark(node, f"CUDA test kept so its branch stays off on Neuron: {where} uses {culprit}", code="NRN104")
         return True
 
     def _ray_gpu_request(self, node: cst.CSTNode) -> bool:

@@ -17,6 +17,7 @@ import libcst as cst
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.device import cuda_string, device_named
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.statements import block_body
 from porter.rules._lib.tree import child_index
 from porter.rules._tables.cuda import ACCELERATOR_ONLY, NO_EQUIVALENT, OWNED_ELSEWHERE, RENAMED, RENAMES
 from porter.rules._tables.cuda_only import CUDA_ENV, ENTRIES
@@ -52,12 +53,27 @@ def true_branch(guard: Guard) -> cst.CSTNode:
 
 def branch_nodes(rule: Rule, guard: Guard) -> Iterator[cst.CSTNode]:
     """Every node of the code whose running the guard's test decides: the true branch and the
-    ``else``/``elif`` part (a test that flips on Neuron changes which of the two runs)."""
+    ``else``/``elif`` part (a test that flips on Neuron changes which of the two runs), or the rest
+    of the block after an early ``return``/``raise`` (``after_early_exit``)."""
     index = child_index(rule)
     yield from index.walk(true_branch(guard))
     other = guard.orelse
     if other is not None:
         yield from index.walk(other)
+    else:
+        for statement in after_early_exit(rule, guard):  # what runs when an early return does not
+            yield from index.walk(statement)
+
+
+def after_early_exit(rule: Rule, guard: Guard) -> list[cst.BaseStatement]:
+    """The statements after an ``if`` with no ``else`` whose body always leaves (``return``/
+    ``raise``): they run exactly when its test is false."""
+    if not isinstance(guard, cst.If) or guard.orelse is not None or not _always_leaves(guard.body):
+        return []
+    siblings = block_body(rule, guard)
+    if siblings is None:
+        return []
+    return list(siblings[list(siblings).index(guard) + 1 :])
 
 
 def guarding_tests(rule: Rule, node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
@@ -216,16 +232,17 @@ def _string_key(subscript: cst.Subscript) -> str | None:
     return string_value(subscript.slice[0].slice.value)
 
 
-def _cuda_side(rule: Rule, guard: Guard) -> cst.CSTNode | None:
-    """The branch a device-type test against a CUDA literal selects on CUDA: the true branch of
+def _cuda_side(rule: Rule, guard: Guard) -> list[cst.CSTNode] | None:
+    """The code a device-type test against a CUDA literal selects on CUDA: the true branch of
     ``device.type == "cuda"`` / ``in ("cuda", ...)`` / ``x.is_cuda``, the ``else`` of ``!=`` /
-    ``not in`` / ``not x.is_cuda``;
-    None when the test is no such comparison."""
+    ``not in`` / ``not x.is_cuda``, and the other way round under a ``not`` (``if not (device_type
+    == "cuda" and torch.cuda.is_available()):``). Where that is the ``else`` of an ``if`` whose body
+    always leaves (an early ``return``/``raise``: corpus review H11, torchtitan's CUDA-graph
+    wrapper), it is the rest of the block after the ``if``. None when the test is no such
+    comparison or selects nothing."""
     for inner in child_index(rule).walk(guard.test):
         if isinstance(inner, cst.Attribute) and inner.attr.value == "is_cuda":  # x.is_cuda / not x.is_cuda
-            parent = rule.parent(inner)
-            negated = isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
-            return guard.orelse if negated else true_branch(guard)
+            return _side(rule, guard, on_true=not _negated(rule, inner, guard))
         if not isinstance(inner, cst.Comparison) or len(inner.comparisons) != 1:
             continue
         target = inner.comparisons[0]
@@ -239,11 +256,37 @@ def _cuda_side(rule: Rule, guard: Guard) -> cst.CSTNode | None:
         ]
         if not any(cuda_string(value) for value in [*operands, *literals]):
             continue
-        if isinstance(target.operator, (cst.Equal, cst.In)):
-            return true_branch(guard)
-        if isinstance(target.operator, (cst.NotEqual, cst.NotIn)):
-            return guard.orelse
+        if isinstance(target.operator, (cst.Equal, cst.In, cst.NotEqual, cst.NotIn)):
+            positive = isinstance(target.operator, (cst.Equal, cst.In))
+            return _side(rule, guard, on_true=positive != _negated(rule, inner, guard))
     return None
+
+
+def _negated(rule: Rule, node: cst.CSTNode, guard: Guard) -> bool:
+    """An odd number of ``not`` between ``node`` and the guard's test."""
+    flips = False
+    for ancestor in rule.ancestors(node):
+        if ancestor is guard:
+            break
+        if isinstance(ancestor, cst.UnaryOperation) and isinstance(ancestor.operator, cst.Not):
+            flips = not flips
+    return flips
+
+
+def _side(rule: Rule, guard: Guard, on_true: bool) -> list[cst.CSTNode] | None:
+    if on_true:
+        return [true_branch(guard)]
+    if guard.orelse is not None:
+        return [guard.orelse]
+    return list(after_early_exit(rule, guard)) or None
+
+
+def _always_leaves(body: cst.BaseSuite) -> bool:
+    """The block ends in ``return``/``raise`` (its last simple statement)."""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return False
+    last = body.body[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], (cst.Return, cst.Raise))
 
 
 # Vendor tooling (corpus review W1b): a callee whose last name part says NVLink, NCCL, cuDNN,
@@ -360,11 +403,11 @@ class CudaOnlyBranches(FileAnalysis):
         for node in index.preorder:
             if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
                 continue
-            side = _cuda_side(rule, node)
-            if side is not None and any(cuda_only_name(rule, inner) is not None for inner in index.walk(side)):
+            sides = _cuda_side(rule, node)
+            if sides is not None and any(cuda_only_name(rule, inner) is not None for side in sides for inner in index.walk(side)):
                 tests.add(id(node))
-                branches.add(id(side))
-            elif side is None and _calls_availability(rule, node.test):
+                branches.update(id(side) for side in sides)
+            elif sides is None and _calls_availability(rule, node.test):
                 local = _local_functions(rule) if local is None else local
                 if _only_vendor_calls(rule, true_branch(node), local) or _only_cuda_only(rule, true_branch(node)):
                     tests.add(id(node))
