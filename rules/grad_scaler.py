@@ -11,9 +11,10 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.args import positional, with_args
+from porter.rules._lib.args import keyword, positional, with_args
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.optim import looks_like_optimizer, optimizers_held
 from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE_OR_CUDA,
     AUTOCAST,
@@ -602,10 +603,75 @@ class _Exits(cst.CSTVisitor):
         self.found = True
 
 
-def kept_scalers(rule: Rule, blockers: list[Fp16Source]) -> list[cst.Call]:
-    """The GradScaler constructions of the file that float16 keeps (``ScalerStays``: an optimizer
-    next to a kept scaler gets no ``fused=True``), decided as this rule decides them."""
+def kept_scalers(rule: Rule, blockers: list[Fp16Source]) -> list[tuple[cst.Call, list[cst.Call] | None]]:
+    """The GradScaler constructions of the file that float16 keeps, decided as this rule decides
+    them, each with the Adam/AdamW constructions it may step (None: any optimizer of the file).
+    ``ScalerStays`` keeps ``fused=True`` off exactly those optimizers."""
     finder = _ScalerFinder(rule)  # type: ignore[arg-type]  # only Rule's tree queries are used
     visit_original(child_index(rule), rule.context.module, finder)
     owners = _Owners(rule, finder.bindings)  # type: ignore[arg-type]
-    return [binding.call for binding in finder.bindings if owners.reasons(binding, blockers)]
+    return [(binding.call, _stepped(rule, binding)) for binding in finder.bindings if owners.reasons(binding, blockers)]
+
+
+def _stepped(rule: Rule, binding: _Binding) -> list[cst.Call] | None:
+    """The optimizers a kept scaler may step. Heuristic: ``scaler.step(opt)`` / ``scaler.unscale_(opt)``
+    name them; a call the scaler is passed to (a trainer, a ``train_one_epoch`` helper) may step
+    the optimizers passed beside it (arguments that hold one, or are named like one); a test
+    (``if scaler is not None``) and its other methods step nothing. Anything else (a name the file
+    does not show, a scaler stored, returned or passed with no optimizer beside it) may step any."""
+    if binding.text is None:
+        return None
+    found: list[cst.Call] = []
+    for node in binding.seen:
+        parent = rule.parent(node)
+        if isinstance(parent, cst.AssignTarget) and rule.parent(parent) is rule.parent(binding.call):
+            continue  # the construction
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            call = rule.parent(parent)
+            if not isinstance(call, cst.Call) or call.func is not parent:
+                return None
+            if parent.attr.value not in {"step", "unscale_"}:
+                continue
+            arg = keyword(call, "optimizer") or positional(call, 0)
+            held = optimizers_held(rule, arg.value) if arg is not None else None
+            if held is None:
+                return None
+            found.extend(held)
+        elif _tested(rule, node):
+            continue
+        else:
+            held = _passed_beside(rule, node)
+            if held is None:
+                return None
+            found.extend(held)
+    return found
+
+
+def _tested(rule: Rule, node: cst.CSTNode) -> bool:
+    parent = rule.parent(node)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation)):
+        return True
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return True
+    return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is node
+
+
+def _passed_beside(rule: Rule, node: cst.CSTNode) -> list[cst.Call] | None:
+    """The optimizers passed in the same call as the scaler ``node``; None when it is not an
+    argument, or no argument beside it holds (or is named like) an optimizer."""
+    arg = rule.parent(node)
+    call = rule.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node else None
+    if not isinstance(call, cst.Call):
+        return None
+    found: list[cst.Call] = []
+    beside = False
+    for other in call.args:
+        if other is arg:
+            continue
+        held = optimizers_held(rule, other.value)
+        if held is None and looks_like_optimizer(other.value):
+            return None  # an optimizer the file does not show
+        if held is not None:
+            beside = True
+            found.extend(held)
+    return found if beside else None

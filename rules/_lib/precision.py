@@ -927,28 +927,44 @@ class ScalerStays(FileAnalysis):
     is built here and float16 remains reachable, or the scaler rule is not selected, or an
     ``Accelerator(mixed_precision=args.mixed_precision)`` may choose "fp16" (its own scaler). Neuron's
     fused AdamW ignores ``grad_scale``/``found_inf`` (neuron-torch-neuronx source, torch_neuronx/neuron.py), so the optimizer rules
-    must not add ``fused=True`` next to it."""
+    must not add ``fused=True`` to an optimizer such a scaler may step (``for_optimizer``)."""
 
-    line: int | None = None  # the scaler's line, None when no scaler stays
+    line: int | None = None  # the first kept scaler's line, None when no scaler stays
+    anything: int | None = None  # the line of a kept scaler that may step any optimizer of the file
+    stepped: dict[int, int] = field(default_factory=dict)  # id(optimizer construction) -> kept scaler's line
+
+    def for_optimizer(self, call: cst.Call) -> int | None:
+        """The line of a kept scaler that may step the optimizer ``call`` builds, else None."""
+        return self.stepped.get(id(call), self.anything)
 
     @classmethod
     def compute(cls, rule: Rule) -> ScalerStays:
         finder = _ScalerCalls(rule.qualified)
         visit_original(child_index(rule), rule.context.module, finder)
         if finder.accelerate is not None:  # Accelerate builds its own GradScaler when that is "fp16"
-            return cls(rule.position(finder.accelerate)[0])
+            line = rule.position(finder.accelerate)[0]
+            return cls(line, line)
         if finder.first is None:
-            return cls(None)
+            return cls()
         if not rule.options.selects("NRN204"):
-            return cls(rule.position(finder.first)[0])
+            line = rule.position(finder.first)[0]
+            return cls(line, line)
         blockers = rule.analysis(Inventory).blockers(rule.options.selects)
         if not blockers:
-            return cls(None)
+            return cls()
         from porter.rules.grad_scaler import kept_scalers  # the scaler rule's own decision (it imports this module)
 
-        # each GradScaler decides on its own: the line of one float16 keeps (a timm wrapper's stays)
-        kept = [*kept_scalers(rule, blockers), *finder.wrappers]
-        return cls(min(rule.position(call)[0] for call in kept) if kept else None)
+        # each GradScaler decides on its own, and keeps fused off only the optimizers it may step
+        kept = kept_scalers(rule, blockers)
+        lines = [rule.position(call)[0] for call, _ in kept] + [rule.position(call)[0] for call in finder.wrappers]
+        if not lines:
+            return cls()
+        unknown = [rule.position(call)[0] for call, steps in kept if steps is None] + [rule.position(c)[0] for c in finder.wrappers]
+        stepped: dict[int, int] = {}
+        for call, steps in kept:
+            for optimizer in steps or ():
+                stepped.setdefault(id(optimizer), rule.position(call)[0])
+        return cls(min(lines), min(unknown) if unknown else None, stepped)
 
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
