@@ -945,7 +945,11 @@ class ScalerStays(FileAnalysis):
             line = rule.position(finder.accelerate)[0]
             return cls(line, line)
         if finder.first is None:
-            return cls()
+            held = class_held(rule)
+            if held is None:
+                return cls()
+            line = rule.position(held)[0]  # scaler_type = GradScaler: built later, stepping what the file does not show
+            return cls(line, line)
         if not rule.options.selects("NRN204"):
             line = rule.position(finder.first)[0]
             return cls(line, line)
@@ -960,11 +964,32 @@ class ScalerStays(FileAnalysis):
         if not lines:
             return cls()
         unknown = [rule.position(call)[0] for call, steps in kept if steps is None] + [rule.position(c)[0] for c in finder.wrappers]
+        held = class_held(rule)
+        if held is not None:
+            lines.append(rule.position(held)[0])
+            unknown.append(rule.position(held)[0])
         stepped: dict[int, int] = {}
         for call, steps in kept:
             for optimizer in steps or ():
                 stepped.setdefault(id(optimizer), rule.position(call)[0])
         return cls(min(lines), min(unknown) if unknown else None, stepped)
+
+
+def class_held(rule: Rule) -> cst.CSTNode | None:
+    """The first GradScaler class handed to a name as a value (``scaler_type = GradScaler``, or
+    the ``functools.partial(torch.amp.GradScaler, "neuron")`` the scaler rule makes of it)."""
+    for node in child_index(rule).walk(rule.context.module):
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        holder = rule.parent(node)
+        if isinstance(holder, cst.Arg):  # partial(GradScaler, ...): the partial is what is held
+            call = rule.parent(holder)
+            if not (isinstance(call, cst.Call) and call.args and call.args[0] is holder and rule.qualified(call.func) & PARTIAL):
+                continue
+            holder = rule.parent(call)
+        if isinstance(holder, (cst.Assign, cst.IfExp)) and rule.qualified(node) & GRAD_SCALER:
+            return node
+    return None
 
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
