@@ -176,7 +176,7 @@ class GradScalerRule(Rule):
                 head = cst.Arg(cst.parse_expression(device if self.options.style == "accelerator" else f"{quote}neuron{quote}"))
                 return _gated(with_args(updated.with_changes(func=new_func), [head, *updated.args]), gate)
 
-            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the neuron device (float16 kept{gated})", code="NRN205", imports=self._torch_import())
+            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the {'accelerator' if self.options.style == 'accelerator' else 'neuron'} device (float16 kept{gated})", code="NRN205", imports=self._torch_import())
             for spec in source_imports(call.func, func_names):
                 self.drop_import_if_unused(spec, code="NRN205")
         else:

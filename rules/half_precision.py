@@ -73,7 +73,9 @@ class HalfToBf16(Rule):
         ``grad_accum_dtype``): it follows the gradients it reduces, whose dtype the caller chose
         (DeepSpeed's engine always passes the one its fp16/bf16 config selects, and the config port,
         NRN291/NRN292, changes that config); bfloat16 there would reduce float16 gradients in
-        bfloat16. Only files being
+        bfloat16. With ``--style accelerator`` nothing changes: that style keeps the CUDA program,
+        where float16 is what the user chose (a capability probe already picks bfloat16 on
+        Neuron), and the GradScaler stays for it. Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
         run over a repository with CUDA-isms, or ``--all``): float16 in CPU-only or library
         code is left alone.
@@ -132,9 +134,15 @@ class HalfToBf16(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)
         self._collapsed: set[int] = set()
+        # --style accelerator keeps the CUDA program: float16 there is the user's (the GradScaler
+        # stays for it, see keeps_fp16 in rules/_lib/precision.py); a capability probe already
+        # picks bfloat16 on Neuron.
+        self._off = self.options.style == "accelerator"
 
     # ------------------------------------------------------------------ a choice between the two
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self._off:
+            return
         body, orelse = self._precision_of(node.body), self._precision_of(node.orelse)
         if "fp16" not in {body, orelse} or not {body, orelse} <= {"bf16", "fp16"}:
             return
@@ -170,9 +178,13 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ torch.float16 / torch.half
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._off:
+            return
         self._dtype_ref(node)
 
     def visit_Name(self, node: cst.Name) -> None:
+        if self._off:
+            return
         self._dtype_ref(node)
 
     def _dtype_ref(self, node: cst.Attribute | cst.Name) -> None:
@@ -205,6 +217,8 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ .half()
     def visit_Call(self, node: cst.Call) -> None:
+        if self._off:
+            return
         if self._cuda_half_tensor_call(node):
             # NRN107 (order 20) rewrites this call to one with dtype=torch.float16; this edit of
             # the same node runs after it and makes that dtype bfloat16.
@@ -284,6 +298,8 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ "float16" dtype names
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self._off:
+            return
         value = string_value(node)
         if id(node) in self._collapsed or value not in {"float16", "half"}:
             return
