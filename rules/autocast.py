@@ -160,6 +160,11 @@ class AutocastBf16(Rule):
             self.mark(call, f"autocast dtype {text} is set outside this file: use torch.bfloat16 on Neuron", code="NRN202")
         new_device = kind == "cuda"
         new_dtype = dtype in {"missing", "fp16"}
+        if new_dtype and self.options.style == "accelerator":
+            # The accelerator style keeps CUDA's program: float16 (written, or autocast's CUDA
+            # default) is the user's there; the GradScaler stays for it (Inventory: no rule owns it).
+            new_dtype = False
+            self.mark(call, _KEPT_FP16, code="NRN202")
         if kind == "variable" and skip == 0:
             self._default_fallback(call, args.device)
         if not new_device and not new_dtype:
@@ -183,7 +188,7 @@ class AutocastBf16(Rule):
             result = updated.with_changes(args=args)
             return result.with_changes(func=new_func) if new_func is not None and not skip else result
 
-        message = self._message(cuda_form, new_device, dtype) + (" (CPU fallback kept: built at import time)" if import_time else "")
+        message = self._message(cuda_form, new_device, dtype if new_dtype else "kept") + (" (CPU fallback kept: built at import time)" if import_time else "")
         self.replace(call, transform, message, imports=imports)
         if cuda_form:
             self._drop_import(func)
@@ -191,7 +196,8 @@ class AutocastBf16(Rule):
     def _message(self, cuda_form: bool, new_device: bool, dtype: str) -> str:
         device = "the accelerator" if self.options.style == "accelerator" else '"neuron"'
         if cuda_form:
-            return f"torch.cuda.amp.autocast -> torch.autocast(device_type={device}, dtype=torch.bfloat16)"
+            kept = dtype not in {"fp16", "missing"}
+            return f"torch.cuda.amp.autocast -> torch.autocast(device_type={device}" + (", its dtype kept)" if kept else ", dtype=torch.bfloat16)")
         parts = [f'device_type "cuda" -> {device}'] if new_device else []
         if dtype in {"fp16", "missing"}:
             parts.append("dtype float16 -> torch.bfloat16" if dtype == "fp16" else "dtype=torch.bfloat16 added (the Neuron default is float16)")
@@ -275,8 +281,13 @@ class AutocastBf16(Rule):
         alias = self._torch or "torch"
         if not self._torch:
             imports = (*imports, ImportSpec("torch"))
-        new = cst.parse_expression(f"{partial}({alias}.autocast, device_type={device}, dtype={alias}.bfloat16)")
-        self.replace(node, new, "torch.cuda.amp.autocast -> partial(torch.autocast, device_type=neuron, dtype=torch.bfloat16)", imports=imports)
+        if self.options.style == "accelerator":  # CUDA's float16 default kept, as for a call
+            new = cst.parse_expression(f"{partial}({alias}.autocast, device_type={device})")
+            self.replace(node, new, "torch.cuda.amp.autocast -> partial(torch.autocast, device_type=the accelerator)", imports=imports)
+            self.mark(node, _KEPT_FP16, code="NRN202")
+        else:
+            new = cst.parse_expression(f"{partial}({alias}.autocast, device_type={device}, dtype={alias}.bfloat16)")
+            self.replace(node, new, "torch.cuda.amp.autocast -> partial(torch.autocast, device_type=neuron, dtype=torch.bfloat16)", imports=imports)
         self._drop_import(node)
 
     def _in_import(self, node: cst.CSTNode) -> bool:
@@ -306,6 +317,12 @@ class AutocastBf16(Rule):
         if module_name:
             return f"{module_name}.partial", ()
         return "functools.partial", (ImportSpec("functools"),)
+
+
+_KEPT_FP16 = (
+    "float16 kept (--style accelerator keeps the CUDA program): on Trainium use dtype=torch.bfloat16 when "
+    "torch.accelerator.current_accelerator().type == \"neuron\" (bfloat16 needs no GradScaler)"
+)
 
 
 def _edited_args(

@@ -46,8 +46,15 @@ class FusedOptimizers(Rule):
         Adam with ``foreach=True`` (``fused=True`` dropped). NRN503 marks an Adam whose weight decay is
         not a literal, and optimizers whose ``**kwargs`` the file does not show. When a loss scaler
         stays active (a GradScaler built in the file while float16 remains reachable, see
-        ``ScalerStays`` in ``rules/_lib/precision.py``) no ``fused=True`` is added, and a user's
-        ``fused=True`` beside it gets an NRN503 marker. When every Adam of the file became AdamW, log
+        ``ScalerStays`` in ``rules/_lib/precision.py``) no ``fused=True`` is added to an optimizer
+        it may step, and a user's ``fused=True`` there gets an NRN503 marker; an optimizer the kept
+        scaler never steps is fused as usual. Heuristic (``_stepped`` in ``rules/grad_scaler.py``,
+        ``optimizers_held`` in ``rules/_lib/optim.py``): the scaler steps what ``scaler.step(opt)``
+        / ``scaler.unscale_(opt)`` name and what is passed beside it to a call (``train_one_epoch(model,
+        optimizer, scaler)``), followed through plain assignments of the optimizer's construction;
+        an optimizer name the file does not show (a parameter, ``build_optimizer(...)``'s result), a
+        scaler stored, returned or passed without an optimizer beside it, a timm scaler wrapper or an
+        Accelerate fp16 choice keeps fused off every optimizer of the file. When every Adam of the file became AdamW, log
         text naming ``Adam`` in a ``print``/``logger.*`` call says ``AdamW``.
 
     Why:
@@ -113,9 +120,10 @@ class FusedOptimizers(Rule):
             self._adams.append(node)
             self._adam(node)
 
-    def _scaler_line(self) -> int | None:
-        """The line of a loss scaler that stays active (float16 reachable), else None."""
-        return self.analysis(ScalerStays).line
+    def _scaler_line(self, call: cst.Call) -> int | None:
+        """The line of a loss scaler that stays active (float16 reachable) and may step the
+        optimizer ``call`` builds, else None."""
+        return self.analysis(ScalerStays).for_optimizer(call)
 
     def _mark_scaler(self, call: cst.Call, line: int, what: str) -> None:
         self.mark(
@@ -134,7 +142,7 @@ class FusedOptimizers(Rule):
         if any(arg.star == "*" for arg in call.args):
             return
         stars = [arg for arg in call.args if arg.star == "**"]
-        scaler = self._scaler_line()
+        scaler = self._scaler_line(call)
         if scaler is not None:  # fused=True would silently ignore the scaler: never added, a user's is marked
             if literal_bool(_value(call, "fused")) or stars:
                 self._mark_scaler(call, scaler, "AdamW(fused=True) with a GradScaler" if not stars else "AdamW(**kwargs) may set fused=True")
@@ -207,7 +215,7 @@ class FusedOptimizers(Rule):
                 code="NRN503",
             )
             plan = "adam-groups"
-        if plan == "adamw" and self._scaler_line() is not None:
+        if plan == "adamw" and self._scaler_line(call) is not None:
             return  # fused AdamW would ignore the GradScaler that float16 keeps
         kept = self._kept_beside(call) if plan == "adamw" else None
         if kept is not None:

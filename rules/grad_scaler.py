@@ -11,9 +11,10 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
-from porter.rules._lib.args import positional, with_args
+from porter.rules._lib.args import keyword, positional, with_args
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.optim import looks_like_optimizer, optimizers_held
 from porter.rules._lib.precision import (
     ACCELERATOR_DEVICE_TYPE_OR_CUDA,
     AUTOCAST,
@@ -27,7 +28,7 @@ from porter.rules._lib.precision import (
     keyword_arg,
     source_imports,
 )
-from porter.rules._lib.tree import child_index, enclosing_function, visit_original
+from porter.rules._lib.tree import child_index, enclosing_function, holder_through_choices, visit_original
 
 _REMOVED_METHODS = frozenset({"update", "unscale_"})
 _STATE_METHODS = frozenset({"state_dict", "load_state_dict"})
@@ -74,7 +75,14 @@ class GradScalerRule(Rule):
         way, its other arms kept; a device variable is the user's and is left, never a second device inserted before it, where it would
         become ``init_scale``) and marked with the reason (NRN206). Checkpointed scaler state and loss-scaler wrappers (timm
         ``NativeScaler``, ``loss_scaler(loss, optimizer, clip_grad=..., parameters=...)`` calls)
-        get NRN207 markers.
+        get NRN207 markers. A scaler class handed to a name and called later (mmengine's
+        ``scaler_type = GradScaler`` … ``scaler_type(init_scale=s)``) becomes
+        ``functools.partial(torch.amp.GradScaler, "neuron")`` (every call then builds what the
+        direct port builds), kept with NRN206 unless the file's own torch autocasts leave no
+        float16 (then ``partial(..., enabled=False)``); it is only marked when the name is used
+        other than by calling it (``isinstance``, a class attribute), when the class may be another
+        device's (imported per device: ``from torch.npu.amp import GradScaler``), or when it is
+        ``torch.amp.GradScaler`` kept for float16 (its callers pass the device).
 
     Why:
         Loss scaling exists for float16's narrow range; bfloat16 has float32's range and needs
@@ -134,6 +142,7 @@ class GradScalerRule(Rule):
         visit_original(child_index(self), node, finder)
         self._bindings = {id(binding.call): binding for binding in finder.bindings}
         self._marked: set[int] = set()
+        self._port_class_refs(node)
         if not finder.bindings:
             return
         blockers = self._shared_inventory(node).blockers(self.options.selects)
@@ -167,7 +176,7 @@ class GradScalerRule(Rule):
                 head = cst.Arg(cst.parse_expression(device if self.options.style == "accelerator" else f"{quote}neuron{quote}"))
                 return _gated(with_args(updated.with_changes(func=new_func), [head, *updated.args]), gate)
 
-            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the neuron device (float16 kept{gated})", code="NRN205", imports=self._torch_import())
+            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the {'accelerator' if self.options.style == 'accelerator' else 'neuron'} device (float16 kept{gated})", code="NRN205", imports=self._torch_import())
             for spec in source_imports(call.func, func_names):
                 self.drop_import_if_unused(spec, code="NRN205")
         else:
@@ -297,6 +306,80 @@ class GradScalerRule(Rule):
 
     def _device_text(self) -> str:
         return ACCELERATOR_DEVICE_TYPE_OR_CUDA.replace("torch.", f"{self._torch or 'torch'}.", 1)
+
+    # ------------------------------------------------------------------ the class as a value
+    def _port_class_refs(self, module: cst.Module) -> None:
+        """``scaler_type = GradScaler`` (mmengine), called later as ``scaler_type(init_scale=...)``:
+        the class becomes ``functools.partial(torch.amp.GradScaler, "neuron")``, so every call
+        builds what the direct port builds (the device first, the caller's arguments after it).
+        Kept, with the NRN206 marker, unless the file's own torch autocasts leave no float16
+        (then ``enabled=False``). A name that is used other than by calling it (``isinstance``,
+        passed on, returned) is only marked: a partial is not a class."""
+        for node in child_index(self).walk(module):
+            if not isinstance(node, (cst.Name, cst.Attribute)) or not self.qualified(node) & GRAD_SCALER:
+                continue
+            held = holder_through_choices(self, node)
+            if held is None or not isinstance(held[1], cst.Assign) or len(held[1].targets) != 1:
+                continue  # a call, an import, an annotation, a test: not the class handed to a name
+            target = held[1].targets[0].target
+            text = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
+            if text is None:
+                continue
+            blockers = self._shared_inventory(module).blockers(self.options.selects)
+            reason = (f"{blockers[0].what}, line {blockers[0].line}" if blockers
+                      else None if self._own_autocast(module) else "the file has no torch autocast of its own: the files using it choose the dtype")
+            others = sorted(name.rsplit(".", 1)[0] for name in self.qualified(node) - GRAD_SCALER)
+            if others:  # imported per device (``if is_npu_available(): from torch.npu.amp import GradScaler``)
+                self.mark(node, f"GradScaler assigned to {text} is torch.cuda.amp's here unless another device's is imported "
+                          f"({', '.join(others)}); torch.cuda.amp's disables itself on Neuron: add a Neuron choice that builds "
+                          'torch.amp.GradScaler("neuron", ...)', code="NRN206")
+                continue
+            amp_api = not self.qualified(node) & _CUDA_SCALER  # torch.amp's: its callers pass the device first
+            if amp_api and reason is not None:
+                self.mark(node, f'torch.amp.GradScaler assigned to {text}: its device defaults to "cuda" (it disables itself on '
+                          f'Neuron): pass "neuron" first where {text} is called', code="NRN206")
+                continue
+            if not self._only_called(target, text):
+                self.mark(node, f"GradScaler class assigned to {text} and used as a value: build it on the neuron device "
+                          f'(torch.amp.GradScaler("neuron", ...)); torch.cuda.amp.GradScaler disables itself without CUDA', code="NRN206")
+                continue
+            self._partial(node, text, reason, device_first=not amp_api)
+
+    def _partial(self, node: cst.Name | cst.Attribute, text: str, reason: str | None, *, device_first: bool) -> None:
+        torch = self._torch or "torch"
+        # torch.cuda.amp's first positional is init_scale: the device goes first so it stays so
+        device = self._device_text() if self.options.style == "accelerator" else '"neuron"'
+        extra = ", ".join([device] * device_first + ["enabled=False"] * (reason is None))
+        new = cst.parse_expression(f"functools.partial({torch}.amp.GradScaler, {extra})")
+        what = f'the neuron device (float16 kept: {reason})' if reason is not None else "enabled=False, a pass-through under bfloat16"
+        self.replace(node, lambda _n: new, f"GradScaler class assigned to {text} -> functools.partial(torch.amp.GradScaler, ...) on {what}",
+                     code="NRN205", safety=Safety.REVIEW, imports=(ImportSpec("functools"), *self._torch_import()))
+        for spec in source_imports(node, self.qualified(node)):
+            self.drop_import_if_unused(spec, code="NRN205")
+        if reason is not None:
+            self.mark(node, f"GradScaler kept: float16 may remain ({reason}); make it bfloat16, then drop the scaler", code="NRN206")
+
+    def _own_autocast(self, module: cst.Module) -> bool:
+        return any(isinstance(n, cst.Call) and self.qualified(n.func) & (AUTOCAST | CUDA_AUTOCAST) for n in child_index(self).walk(module))
+
+    def _only_called(self, target: cst.BaseExpression, text: str) -> bool:
+        """Whether every other appearance of the name (in its function, or the file for an
+        attribute) is a call of it or an assignment to it."""
+        if isinstance(next((a for a in self.ancestors(target) if isinstance(a, (cst.FunctionDef, cst.ClassDef))), None), cst.ClassDef):
+            return False  # a class attribute: read through self/cls/the class, not in view by name
+        scope = enclosing_function(self, target) if "." not in text else None
+        for node in child_index(self).walk(scope or self.context.module):
+            if not isinstance(node, (cst.Name, cst.Attribute)) or node is target or dotted(node) != text:
+                continue
+            parent = self.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+            if isinstance(parent, cst.Call) and parent.func is node or isinstance(parent, cst.AssignTarget):
+                continue
+            if _tested(self, node) and not _compared(self, node):
+                continue  # ``if scaler_type is None:`` reads a partial as it read the class
+            return False
+        return True
 
     # ------------------------------------------------------------------ wrappers
     def visit_Call(self, node: cst.Call) -> None:
@@ -602,10 +685,84 @@ class _Exits(cst.CSTVisitor):
         self.found = True
 
 
-def kept_scalers(rule: Rule, blockers: list[Fp16Source]) -> list[cst.Call]:
-    """The GradScaler constructions of the file that float16 keeps (``ScalerStays``: an optimizer
-    next to a kept scaler gets no ``fused=True``), decided as this rule decides them."""
+def kept_scalers(rule: Rule, blockers: list[Fp16Source]) -> list[tuple[cst.Call, list[cst.Call] | None]]:
+    """The GradScaler constructions of the file that float16 keeps, decided as this rule decides
+    them, each with the Adam/AdamW constructions it may step (None: any optimizer of the file).
+    ``ScalerStays`` keeps ``fused=True`` off exactly those optimizers."""
     finder = _ScalerFinder(rule)  # type: ignore[arg-type]  # only Rule's tree queries are used
     visit_original(child_index(rule), rule.context.module, finder)
     owners = _Owners(rule, finder.bindings)  # type: ignore[arg-type]
-    return [binding.call for binding in finder.bindings if owners.reasons(binding, blockers)]
+    return [(binding.call, _stepped(rule, binding)) for binding in finder.bindings if owners.reasons(binding, blockers)]
+
+
+def _stepped(rule: Rule, binding: _Binding) -> list[cst.Call] | None:
+    """The optimizers a kept scaler may step. Heuristic: ``scaler.step(opt)`` / ``scaler.unscale_(opt)``
+    name them; a call the scaler is passed to (a trainer, a ``train_one_epoch`` helper) may step
+    the optimizers passed beside it (arguments that hold one, or are named like one); a test
+    (``if scaler is not None``) and its other methods step nothing. Anything else (a name the file
+    does not show, a scaler stored, returned or passed with no optimizer beside it) may step any."""
+    if binding.text is None:
+        return None
+    found: list[cst.Call] = []
+    for node in binding.seen:
+        parent = rule.parent(node)
+        if isinstance(parent, cst.AssignTarget) and rule.parent(parent) is rule.parent(binding.call):
+            continue  # the construction
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            call = rule.parent(parent)
+            if not isinstance(call, cst.Call) or call.func is not parent:
+                return None
+            if parent.attr.value not in {"step", "unscale_"}:
+                continue
+            arg = keyword(call, "optimizer") or positional(call, 0)
+            held = optimizers_held(rule, arg.value) if arg is not None else None
+            if held is None:
+                return None
+            found.extend(held)
+        elif _tested(rule, node):
+            continue
+        else:
+            held = _passed_beside(rule, node)
+            if held is None:
+                return None
+            found.extend(held)
+    return found
+
+
+def _tested(rule: Rule, node: cst.CSTNode) -> bool:
+    parent = rule.parent(node)
+    if isinstance(parent, (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation)):
+        return True
+    if isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not):
+        return True
+    return isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is node
+
+
+def _compared(rule: Rule, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is compared other than by identity (``==``, ``in``: a partial is not the class)."""
+    parent = rule.parent(node)
+    comparison = rule.parent(parent) if isinstance(parent, cst.ComparisonTarget) else parent
+    if not isinstance(comparison, cst.Comparison):
+        return False
+    return not all(isinstance(target.operator, (cst.Is, cst.IsNot)) for target in comparison.comparisons)
+
+
+def _passed_beside(rule: Rule, node: cst.CSTNode) -> list[cst.Call] | None:
+    """The optimizers passed in the same call as the scaler ``node``; None when it is not an
+    argument, or no argument beside it holds (or is named like) an optimizer."""
+    arg = rule.parent(node)
+    call = rule.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node else None
+    if not isinstance(call, cst.Call):
+        return None
+    found: list[cst.Call] = []
+    beside = False
+    for other in call.args:
+        if other is arg:
+            continue
+        held = optimizers_held(rule, other.value)
+        if held is None and looks_like_optimizer(other.value):
+            return None  # an optimizer the file does not show
+        if held is not None:
+            beside = True
+            found.extend(held)
+    return found if beside else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -66,7 +67,15 @@ class HalfToBf16(Rule):
         float16 in a list/tuple/set of dtypes (``valid = (torch.float16, torch.bfloat16)``: a table of
         supported dtypes, where bfloat16 would appear twice), left as written. Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
-        not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). Only files being
+        not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). So is the float16 default
+        of a parameter named for a communication / reduction / accumulation dtype
+        (``communication_data_type=torch.float16`` in DeepSpeed's ZeRO optimizers, ``reduce_dtype``,
+        ``grad_accum_dtype``): it follows the gradients it reduces, whose dtype the caller chose
+        (DeepSpeed's engine always passes the one its fp16/bf16 config selects, and the config port,
+        NRN291/NRN292, changes that config); bfloat16 there would reduce float16 gradients in
+        bfloat16. With ``--style accelerator`` nothing changes: that style keeps the CUDA program,
+        where float16 is what the user chose (a capability probe already picks bfloat16 on
+        Neuron), and the GradScaler stays for it. Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
         run over a repository with CUDA-isms, or ``--all``): float16 in CPU-only or library
         code is left alone.
@@ -98,7 +107,10 @@ class HalfToBf16(Rule):
         (a user class with its own ``half()`` would be renamed too). Known misses: dtypes chosen
         at run time (``getattr(torch, args.dtype)``, ``--dtype float16`` on the command line)
         are not changed — the GradScaler rule keeps the scaler and says why (NRN206); float16
-        saved through a helper of another module (``export(model.half())``) becomes bfloat16.
+        saved through a helper of another module (``export(model.half())``) becomes bfloat16;
+        ``torch`` bound only by a star import (DeepSpeed's stage3.py gets it from ``from
+        deepspeed.runtime.zero.partition_parameters import *``) is not resolved, so no rule sees
+        that file's torch APIs.
         Choice heuristic: a test is the port's only when it is made of CUDA capability probes
         (``is_available``, ``is_bf16_supported``, ``get_device_capability``, and their
         ``torch.neuron``/``torch.accelerator``/``torch.get_device_module()`` ports); a tensor dtype check
@@ -122,9 +134,15 @@ class HalfToBf16(Rule):
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)
         self._collapsed: set[int] = set()
+        # --style accelerator keeps the CUDA program: float16 there is the user's (the GradScaler
+        # stays for it, see keeps_fp16 in rules/_lib/precision.py); a capability probe already
+        # picks bfloat16 on Neuron.
+        self._off = self.options.style == "accelerator"
 
     # ------------------------------------------------------------------ a choice between the two
     def visit_IfExp(self, node: cst.IfExp) -> None:
+        if self._off:
+            return
         body, orelse = self._precision_of(node.body), self._precision_of(node.orelse)
         if "fp16" not in {body, orelse} or not {body, orelse} <= {"bf16", "fp16"}:
             return
@@ -160,9 +178,13 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ torch.float16 / torch.half
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._off:
+            return
         self._dtype_ref(node)
 
     def visit_Name(self, node: cst.Name) -> None:
+        if self._off:
+            return
         self._dtype_ref(node)
 
     def _dtype_ref(self, node: cst.Attribute | cst.Name) -> None:
@@ -179,6 +201,8 @@ class HalfToBf16(Rule):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
         if fp16_paired(node, self.parent, self.qualified) or self._explicit(node) or self._option_table(node):
             return
+        if _reduction_default(node, self.parent(node)):
+            return  # follows the dtype of the tensors it reduces (the caller's fp16/bf16 choice)
         text = dotted(node) or ""
         if isinstance(node, cst.Attribute):
             new = cst.parse_expression(text.rsplit(".", 1)[0] + ".bfloat16")
@@ -193,6 +217,8 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ .half()
     def visit_Call(self, node: cst.Call) -> None:
+        if self._off:
+            return
         if self._cuda_half_tensor_call(node):
             # NRN107 (order 20) rewrites this call to one with dtype=torch.float16; this edit of
             # the same node runs after it and makes that dtype bfloat16.
@@ -272,6 +298,8 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ "float16" dtype names
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if self._off:
+            return
         value = string_value(node)
         if id(node) in self._collapsed or value not in {"float16", "half"}:
             return
@@ -329,6 +357,16 @@ class HalfToBf16(Rule):
             and first is not None
             and "torch" in self.qualified(first.value)
         )
+
+
+_REDUCTION_DTYPE = re.compile(r"(?i)(comm|reduc|allreduce|accum)\w*(dtype|data_type)$")
+
+
+def _reduction_default(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    """``def __init__(..., communication_data_type=torch.float16)``: the default of a parameter
+    that names a communication / reduction / accumulation dtype (DeepSpeed's ZeRO optimizers;
+    their engine always passes the value its fp16/bf16 config chose)."""
+    return isinstance(parent, cst.Param) and parent.default is node and bool(_REDUCTION_DTYPE.search(parent.name.value))
 
 
 def _short(text: str) -> str:

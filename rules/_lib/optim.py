@@ -3,11 +3,18 @@ weight decay is, and the AdamW/foreach rewrites that keep the update identical."
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
 
 from porter.rules._lib.args import drop_keyword, keyword, positional, set_keyword_keep_layout
+from porter.rules._lib.nodes import dotted
+from porter.rules._lib.tree import child_index
+
+if TYPE_CHECKING:
+    from porter.engine.rule import Rule
 
 ADAMW = ("torch.optim.AdamW", "torch.optim.adamw.AdamW")
 ADAM = ("torch.optim.Adam", "torch.optim.adam.Adam")
@@ -71,3 +78,102 @@ def without_double_star(call: cst.Call, arg: cst.Arg) -> cst.Call:
     if kept and call.args[-1] is stars[index]:
         kept[-1] = kept[-1].with_changes(comma=trailing)
     return call.with_changes(args=kept)
+
+
+_OPTIMIZER_NAME = re.compile(r"(?i)optim|^opt$|_opt$|^opt_")
+
+
+def looks_like_optimizer(node: cst.BaseExpression) -> bool:
+    """Whether a name or attribute is named like an optimizer (``optimizer``, ``self.opt_g``)."""
+    text = dotted(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    return text is not None and bool(_OPTIMIZER_NAME.search(text.rsplit(".", 1)[-1]))
+
+
+def optimizers_held(rule: Rule, ref: cst.BaseExpression) -> list[cst.Call] | None:
+    """The Adam/AdamW constructions of the file that ``ref`` (an expression where it is used) may
+    hold: ``[]`` when it holds another ``torch.optim`` optimizer, None when the file does not show
+    what it holds. Heuristic: a plain name is looked up in the innermost function that binds it
+    (or the module); an attribute (``self.optimizer``) anywhere in the file. Every binding must be
+    a plain assignment of an optimizer construction (or a conditional choosing between some); a
+    parameter, an unpacked or looped name, or any other value is not in view."""
+    if isinstance(ref, cst.Call):
+        return _constructed(rule, ref)
+    text = dotted(ref) if isinstance(ref, (cst.Name, cst.Attribute)) else None
+    if text is None:
+        return None
+    index = child_index(rule)
+    if "." in text:
+        scopes: list[cst.CSTNode] = [rule.context.module]
+    else:
+        scopes = [a for a in rule.ancestors(ref) if isinstance(a, cst.FunctionDef)] + [rule.context.module]
+    for scope in scopes:
+        values = _bindings(rule, index.walk(scope), text, scope if "." not in text else None)
+        if values is None:
+            return None
+        if values:
+            found: list[cst.Call] = []
+            for value in values:
+                held = _constructed(rule, value)
+                if held is None:
+                    return None
+                found.extend(held)
+            return found
+    return None
+
+
+def _constructed(rule: Rule, value: cst.BaseExpression) -> list[cst.Call] | None:
+    if isinstance(value, cst.IfExp):
+        body, orelse = _constructed(rule, value.body), _constructed(rule, value.orelse)
+        return None if body is None or orelse is None else body + orelse
+    if isinstance(value, cst.Call):
+        if rule.matches(value.func, *ADAM, *ADAMW):
+            return [value]
+        if any(name.startswith("torch.optim.") and ".lr_scheduler" not in name for name in rule.qualified(value.func)):
+            return []
+    return None
+
+
+def _bindings(rule: Rule, nodes: Iterable[cst.CSTNode], text: str, scope: cst.CSTNode | None) -> list[cst.BaseExpression] | None:
+    """The values assigned to ``text`` among ``nodes`` (directly in ``scope`` when a plain name);
+    None when it is bound in a way that does not show its value."""
+    values: list[cst.BaseExpression] = []
+    for node in nodes:
+        if isinstance(node, cst.Param) and node.name.value == text and scope is not None:
+            if _function_of(rule, node) is scope:
+                return None
+            continue
+        if not isinstance(node, (cst.Name, cst.Attribute)) or dotted(node) != text:
+            continue
+        if scope is not None and (isinstance(node, cst.Attribute) or _function_of(rule, node) is not (scope if isinstance(scope, cst.FunctionDef) else None)):
+            continue
+        parent = rule.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node:
+            continue
+        if isinstance(parent, cst.AssignTarget) and parent.target is node:
+            assign = rule.parent(parent)
+            assert isinstance(assign, cst.Assign)
+            values.append(assign.value)
+        elif isinstance(parent, cst.AnnAssign) and parent.target is node:
+            if parent.value is None:
+                continue
+            values.append(parent.value)
+        elif _stored(rule, node):
+            return None
+    return values
+
+
+def _function_of(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
+    """The function whose local ``node`` is (a parameter belongs to the function it declares)."""
+    return next((a for a in rule.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+
+def _stored(rule: Rule, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is bound other than by a plain assignment (unpacking, a loop, ``as``, ``:=``, ``+=``)."""
+    child, parent = node, rule.parent(node)
+    while isinstance(parent, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)):
+        child, parent = parent, rule.parent(parent)
+    if isinstance(parent, (cst.AssignTarget, cst.AsName)):
+        return True
+    if isinstance(parent, (cst.For, cst.CompFor, cst.AugAssign, cst.NamedExpr)):
+        return getattr(parent, "target", None) is child
+    return False

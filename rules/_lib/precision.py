@@ -77,7 +77,8 @@ class Inventory(FileAnalysis):
     @classmethod
     def compute(cls, rule: Rule) -> Inventory:
         return inventory(
-            rule.context.module, rule.qualified, rule.parent, lambda n: rule.position(n)[0], rule.context.text, child_index(rule)
+            rule.context.module, rule.qualified, rule.parent, lambda n: rule.position(n)[0], rule.context.text, child_index(rule),
+            keeps_fp16=rule.options.style == "accelerator",
         )
 
     def blockers(self, selected: Callable[[str], bool]) -> list[Fp16Source]:
@@ -355,9 +356,15 @@ def inventory(
     line_of: Callable[[cst.CSTNode], int],
     text: str,
     index: TreeIndex | None = None,
+    *,
+    keeps_fp16: bool = False,
 ) -> Inventory:
-    """Every float16 source of the file, with the rule that ports it (None: not portable)."""
+    """Every float16 source of the file, with the rule that ports it (None: not portable).
+    ``keeps_fp16``: the accelerator style, where NRN201 and NRN203 keep float16 (the CUDA
+    program stays as it was), so no rule removes it."""
     finder = _Fp16Finder(qualify, parent_of, line_of, bound_names(module, index), file_mentions_accelerator(text))
+    finder.autocast_code = None if keeps_fp16 else AUTOCAST_CODE
+    finder.fp16_code = None if keeps_fp16 else FP16_CODE
     finder.code_of = module.code_for_node
     # No torch autocast named in this file: its precision is chosen elsewhere (a get_autocast(...)
     # helper, or a project function that is itself called ``autocast``: matched by qualified name).
@@ -390,6 +397,8 @@ class _Fp16Finder(cst.CSTVisitor):
         self.line_of = line_of
         self.bound = bound
         self.accelerator_file = accelerator_file
+        self.autocast_code: str | None = AUTOCAST_CODE  # the rule that makes an autocast's float16 bfloat16
+        self.fp16_code: str | None = FP16_CODE  # ... and other float16 choices
         self.sources: list[Fp16Source] = []
         self.option_sources: list[Fp16Source] = []  # float16 named by a user's option string
         self.code_of: Callable[[cst.CSTNode], str] = lambda n: ""
@@ -420,23 +429,23 @@ class _Fp16Finder(cst.CSTVisitor):
             if chosen is not None:
                 self._add(node, f"torch.float16 chosen by {chosen}", None)
                 return
-            owner = AUTOCAST_CODE if autocast_dtype_argument(node, self.parent_of, self.qualify) else FP16_CODE
+            owner = self.autocast_code if autocast_dtype_argument(node, self.parent_of, self.qualify) else self.fp16_code
             self._add(node, "torch.float16", owner)
         elif names & HALF_TENSOR_TYPES:
             # NRN107 turns torch.cuda.HalfTensor(...) / .type(torch.cuda.HalfTensor) into calls
             # with dtype=torch.float16, which the fp16 rule then makes bfloat16 (same call node).
             ported = "torch.cuda.HalfTensor" in names and half_tensor_call(node, self.parent_of) is not None
-            self._add(node, "a HalfTensor type", *((CUDA_TENSOR_TYPES_CODE, FP16_CODE) if ported else (None,)))
+            self._add(node, "a HalfTensor type", *((CUDA_TENSOR_TYPES_CODE, self.fp16_code) if ported and self.fp16_code else (None,)))
         elif names & CUDA_AUTOCAST and not isinstance(parent, cst.Call):
             if not (isinstance(parent, cst.Arg) and _partial_of(parent, self.parent_of, self.qualify)):
-                self._add(node, "torch.cuda.amp.autocast", AUTOCAST_CODE)
+                self._add(node, "torch.cuda.amp.autocast", self.autocast_code)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "half":
             if half_for_storage(node, self.parent_of, self.qualify) is not None:
                 return  # rounding or a half checkpoint: no float16 training, nothing to scale
             chosen = explicit_choice(node, self.parent_of, self.qualify, self.code_of)
-            self._add(node, ".half()" if chosen is None else f".half() chosen by {chosen}", None if chosen else FP16_CODE)
+            self._add(node, ".half()" if chosen is None else f".half() chosen by {chosen}", None if chosen else self.fp16_code)
             return
         names = self.qualify(node.func)
         if names & GRAD_SCALER:
@@ -525,7 +534,7 @@ class _Fp16Finder(cst.CSTVisitor):
         if value is None:
             self._add(node, "a dtype chosen at run time (getattr(torch, ...))", None)
         elif value in {"float16", "half"}:
-            self._add(node, f'getattr(torch, "{value}")', FP16_CODE)
+            self._add(node, f'getattr(torch, "{value}")', self.fp16_code)
 
     def _autocast(self, node: cst.Call, args: AutocastArgs) -> None:
         if args.unsupported:
@@ -538,7 +547,7 @@ class _Fp16Finder(cst.CSTVisitor):
         if dtype == "unknown":
             self._add(node, "an autocast dtype set outside the file", None)
         elif dtype == "missing":
-            self._add(node, "autocast without dtype (float16 by default)", AUTOCAST_CODE)
+            self._add(node, "autocast without dtype (float16 by default)", self.autocast_code)
 
 
 def half_tensor_call(node: cst.CSTNode, parent_of: Callable[[cst.CSTNode], cst.CSTNode | None]) -> cst.Call | None:
@@ -927,28 +936,69 @@ class ScalerStays(FileAnalysis):
     is built here and float16 remains reachable, or the scaler rule is not selected, or an
     ``Accelerator(mixed_precision=args.mixed_precision)`` may choose "fp16" (its own scaler). Neuron's
     fused AdamW ignores ``grad_scale``/``found_inf`` (neuron-torch-neuronx source, torch_neuronx/neuron.py), so the optimizer rules
-    must not add ``fused=True`` next to it."""
+    must not add ``fused=True`` to an optimizer such a scaler may step (``for_optimizer``)."""
 
-    line: int | None = None  # the scaler's line, None when no scaler stays
+    line: int | None = None  # the first kept scaler's line, None when no scaler stays
+    anything: int | None = None  # the line of a kept scaler that may step any optimizer of the file
+    stepped: dict[int, int] = field(default_factory=dict)  # id(optimizer construction) -> kept scaler's line
+
+    def for_optimizer(self, call: cst.Call) -> int | None:
+        """The line of a kept scaler that may step the optimizer ``call`` builds, else None."""
+        return self.stepped.get(id(call), self.anything)
 
     @classmethod
     def compute(cls, rule: Rule) -> ScalerStays:
         finder = _ScalerCalls(rule.qualified)
         visit_original(child_index(rule), rule.context.module, finder)
         if finder.accelerate is not None:  # Accelerate builds its own GradScaler when that is "fp16"
-            return cls(rule.position(finder.accelerate)[0])
+            line = rule.position(finder.accelerate)[0]
+            return cls(line, line)
         if finder.first is None:
-            return cls(None)
+            held = class_held(rule)
+            if held is None:
+                return cls()
+            line = rule.position(held)[0]  # scaler_type = GradScaler: built later, stepping what the file does not show
+            return cls(line, line)
         if not rule.options.selects("NRN204"):
-            return cls(rule.position(finder.first)[0])
+            line = rule.position(finder.first)[0]
+            return cls(line, line)
         blockers = rule.analysis(Inventory).blockers(rule.options.selects)
         if not blockers:
-            return cls(None)
+            return cls()
         from porter.rules.grad_scaler import kept_scalers  # the scaler rule's own decision (it imports this module)
 
-        # each GradScaler decides on its own: the line of one float16 keeps (a timm wrapper's stays)
-        kept = [*kept_scalers(rule, blockers), *finder.wrappers]
-        return cls(min(rule.position(call)[0] for call in kept) if kept else None)
+        # each GradScaler decides on its own, and keeps fused off only the optimizers it may step
+        kept = kept_scalers(rule, blockers)
+        lines = [rule.position(call)[0] for call, _ in kept] + [rule.position(call)[0] for call in finder.wrappers]
+        if not lines:
+            return cls()
+        unknown = [rule.position(call)[0] for call, steps in kept if steps is None] + [rule.position(c)[0] for c in finder.wrappers]
+        held = class_held(rule)
+        if held is not None:
+            lines.append(rule.position(held)[0])
+            unknown.append(rule.position(held)[0])
+        stepped: dict[int, int] = {}
+        for call, steps in kept:
+            for optimizer in steps or ():
+                stepped.setdefault(id(optimizer), rule.position(call)[0])
+        return cls(min(lines), min(unknown) if unknown else None, stepped)
+
+
+def class_held(rule: Rule) -> cst.CSTNode | None:
+    """The first GradScaler class handed to a name as a value (``scaler_type = GradScaler``, or
+    the ``functools.partial(torch.amp.GradScaler, "neuron")`` the scaler rule makes of it)."""
+    for node in child_index(rule).walk(rule.context.module):
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            continue
+        holder = rule.parent(node)
+        if isinstance(holder, cst.Arg):  # partial(GradScaler, ...): the partial is what is held
+            call = rule.parent(holder)
+            if not (isinstance(call, cst.Call) and call.args and call.args[0] is holder and rule.qualified(call.func) & PARTIAL):
+                continue
+            holder = rule.parent(call)
+        if isinstance(holder, (cst.Assign, cst.IfExp)) and rule.qualified(node) & GRAD_SCALER:
+            return node
+    return None
 
 
 ACCELERATORS = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
