@@ -137,7 +137,8 @@ class GradScalerRule(Rule):
         self._torch = torch_alias(node)
         # No autocast in this file (a scaler wrapper module): dropping the scaler relies on the
         # files that use it being ported to bfloat16 too, so those edits are review items.
-        self._cross_file = Safety.REVIEW if "autocast" not in self.context.text else None
+        # (A whole word: `fp8_autocast_enabled=` is no autocast; review round 6.)
+        self._cross_file = Safety.REVIEW if not _AUTOCAST_WORD.search(self.context.text) else None
         finder = _ScalerFinder(self)
         visit_original(child_index(self), node, finder)
         self._bindings = {id(binding.call): binding for binding in finder.bindings}
@@ -424,6 +425,9 @@ def _atomic(node: cst.BaseExpression) -> bool:
     return bool(node.lpar) or isinstance(node, (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.SimpleString))
 
 
+_AUTOCAST_WORD = re.compile(r"\bautocast\b")
+
+
 class _ScalerFinder(cst.CSTVisitor):
     """Finds GradScaler constructions, their bindings and every appearance of each binding."""
 
@@ -472,7 +476,16 @@ class _ScalerFinder(cst.CSTVisitor):
             target = parent.target
         text = dotted(target) if isinstance(target, (cst.Name, cst.Attribute)) else None
         whole_line = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-        return _Binding(call=call, statement=statement if whole_line else None, text=text, blocked_by=None if text else "it is not assigned directly to a name")  # type: ignore[arg-type]
+        if text is None:
+            # One arm of a choice assigned to a name (`self.scaler = Closure() if c else GradScaler()`):
+            # not removable, but that name's scaler, so scalers built into it share one decision
+            # (review round 6, W14: composer's constructor scaler was disabled, fit()'s kept).
+            held = holder_through_choices(self.rule, call)
+            holder = held[1] if held is not None and held[0] is not call else None
+            chosen = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else None
+            chosen_text = dotted(chosen) if isinstance(chosen, (cst.Name, cst.Attribute)) else None
+            return _Binding(call=call, statement=None, text=chosen_text, blocked_by="it is not assigned directly to a name")
+        return _Binding(call=call, statement=statement if whole_line else None, text=text, blocked_by=None)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for binding in self.bindings:
