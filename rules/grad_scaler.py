@@ -485,7 +485,7 @@ class _ScalerFinder(cst.CSTVisitor):
             chosen = holder.targets[0].target if isinstance(holder, cst.Assign) and len(holder.targets) == 1 else None
             chosen_text = dotted(chosen) if isinstance(chosen, (cst.Name, cst.Attribute)) else None
             return _Binding(call=call, statement=None, text=chosen_text, blocked_by="it is not assigned directly to a name")
-        return _Binding(call=call, statement=statement if whole_line else None, text=text, blocked_by=None)
+        return _Binding(call=call, statement=statement if whole_line else None, text=text, blocked_by=None)  # type: ignore[arg-type]
 
     def leave_Module(self, original_node: cst.Module) -> None:
         for binding in self.bindings:
