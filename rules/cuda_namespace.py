@@ -25,10 +25,13 @@ from porter.rules._lib.branches import (
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_MEMORY,
     ACCELERATOR_ONLY,
+    ACCELERATOR_OWN_MEMORY,
+    ACCELERATOR_OWN_MEMORY_MARKED,
     ACCELERATOR_TORCH,
     ACCELERATOR_TORCH_REVIEW,
     CUDA_GRAPH_WRAPPERS,
@@ -39,6 +42,10 @@ from porter.rules._tables.cuda import (
 )
 
 _PREFIX = "torch.cuda."
+_ACCELERATOR_PREFIX = "torch.accelerator."
+_ACCELERATOR_MEMORY_NAMES = ACCELERATOR_OWN_MEMORY | frozenset(ACCELERATOR_OWN_MEMORY_MARKED)
+# Tests that ask torch.accelerator for a device: what they guard runs only where one is present.
+_ACCELERATOR_TESTS = ("torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.accelerator.device_count")
 # Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,
 # where torch.neuron.X is an AttributeError without torch-neuronx: torch-neuronx source, torch_neuronx/neuron.py).
 _AVAILABILITY = frozenset({"is_available", "device_count"})
@@ -199,7 +206,7 @@ class CudaNamespace(Rule):
     name: ClassVar[str] = "cuda-namespace"
     summary: ClassVar[str] = "torch.cuda.* runtime calls -> torch.neuron.* (data table)"
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule")
+    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule", "accelerator")
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN104": "torch.cuda API with no Neuron equivalent, or arguments torch.neuron rejects: review marker added",
         BACKEND_CODE: BACKEND_SUMMARY,
@@ -230,9 +237,15 @@ class CudaNamespace(Rule):
             return
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return
-        if dotted(node) is None:
+        text = dotted(node)
+        if text is None:
             return  # ``torch.cuda.f(0).x``: the call's own name is ported, the attribute read is kept
         qualified = self.matches_prefix(node, _PREFIX)
+        if qualified is None and text.rsplit(".", 1)[-1] in _ACCELERATOR_MEMORY_NAMES:
+            own = self.matches_prefix(node, _ACCELERATOR_PREFIX)
+            if own is not None and not self._inside_import(node):
+                self._accelerator_memory(node, own[len(_ACCELERATOR_PREFIX) :])
+            return
         # The ancestor walk only for torch.cuda names (it was the rule's main cost on big files).
         if qualified is None or self._inside_import(node):
             return
@@ -286,6 +299,47 @@ class CudaNamespace(Rule):
         elif RENAMED.get(head, head) in _CPU_VALUES and rest == head:
             self._guard_value(node, _CPU_VALUES[RENAMED.get(head, head)])
 
+    def _accelerator_memory(self, node: cst.Attribute | cst.Name, rest: str) -> None:
+        """The user's own ``torch.accelerator.memory_allocated()`` (or ``torch.accelerator.memory.X``):
+        it asserts on Neuron, so it becomes ``torch.get_device_module().X`` in both styles (the
+        device-generic call stays device-generic), guarded as the ported torch.cuda counters are."""
+        head = rest[len("memory.") :] if rest.startswith("memory.") else rest
+        if "." in head or in_kept_cuda_branch(self, node):
+            return  # a name read off the function, or code that runs only on CUDA, where it works
+        if head in ACCELERATOR_OWN_MEMORY_MARKED:
+            self.mark(node, ACCELERATOR_OWN_MEMORY_MARKED[head], code="NRN104")
+            return
+        key = memory_stats_key(self, node) if head == "memory_stats" else None
+        if key is not None:
+            self.mark(
+                node,
+                f'torch.accelerator.memory_stats asserts on Neuron, and the Neuron allocator\'s keys differ from "{key}": port by hand',
+                code="NRN104",
+            )
+            return
+        name, imports = torch_ref(self.context.module)
+        self.replace(
+            node,
+            cst.parse_expression(f"{name}.get_device_module().{head}"),
+            f"torch.accelerator.{rest} -> torch.get_device_module().{head} (torch.accelerator's memory calls assert on Neuron)",
+            imports=imports,
+        )
+        if dotted(node) == rest.rsplit(".", 1)[-1]:  # from torch.accelerator import memory_allocated
+            self.drop_import_if_unused(ImportSpec("torch.accelerator.memory" if rest.startswith("memory.") else "torch.accelerator", head))
+        if head in _CPU_HARMLESS:
+            self._guard_statement(node)
+        elif head in _CPU_VALUES:
+            self._guard_value(node, _CPU_VALUES[head])
+
+    def _under_accelerator_test(self, node: cst.CSTNode) -> bool:
+        """Under a test that asks torch.accelerator for a device (the user's own, or an earlier port's)."""
+        return any(self._asks_accelerator(test) for test in guarding_tests(self, node))
+
+    def _asks_accelerator(self, test: cst.CSTNode) -> bool:
+        return any(
+            isinstance(inner, cst.Call) and self.matches(inner.func, *_ACCELERATOR_TESTS) for inner in child_index(self).walk(test)
+        )
+
     def _guard_statement(self, node: cst.CSTNode) -> None:
         """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
         test -> ``if torch.accelerator.is_available(): torch.neuron.manual_seed_all(s)``, so a
@@ -296,6 +350,8 @@ class CudaNamespace(Rule):
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return
         if not isinstance(self.parent(line), (cst.Module, cst.IndentedBlock)) or under_availability_test(self, line):
+            return
+        if self._under_accelerator_test(line):
             return
         if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(line)):
             return  # an error handler (an OOM back-off) runs after device work failed: the device exists
@@ -318,6 +374,8 @@ class CudaNamespace(Rule):
         if not isinstance(call, cst.Call) or call.func is not node or isinstance(self.parent(call), cst.Expr):
             return
         if under_availability_test(self, call) or self._right_of_availability_and(call) or self._under_device_test(call):
+            return
+        if self._under_accelerator_test(call):
             return
         if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(call)):
             return  # an error handler (an OOM back-off) runs after device work failed: the device exists
@@ -352,7 +410,7 @@ class CudaNamespace(Rule):
             if isinstance(ancestor, cst.BaseStatement):
                 return False
             if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And) and child is ancestor.right:
-                if is_availability_test(self, ancestor.left):
+                if is_availability_test(self, ancestor.left) or self._asks_accelerator(ancestor.left):
                     return True
             child = ancestor
         return False
