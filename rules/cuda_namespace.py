@@ -140,6 +140,16 @@ class CudaNamespace(Rule):
         graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker; so do other
         libraries' CUDA-graph wrappers (tensordict's ``CudaGraphModule``: table
         ``CUDA_GRAPH_WRAPPERS``, by qualified name).
+        The user's own ``torch.accelerator`` memory calls (``memory_allocated``,
+        ``max_memory_allocated``, ``memory_reserved``, ``max_memory_reserved``, ``memory_stats``,
+        ``reset_peak_memory_stats``, ``reset_accumulated_memory_stats``, ``empty_cache``, also as
+        ``torch.accelerator.memory.X``) assert on Neuron for the same reason: in both styles they
+        become ``torch.get_device_module().X`` (device-generic as written: ``torch.neuron`` on
+        Trainium, ``torch.cuda`` on a GPU), guarded as above unless a test that asks
+        ``torch.accelerator`` for a device already guards them; ``get_memory_info`` (no Neuron
+        ``mem_get_info``), ``empty_host_cache`` (a host allocator on Neuron not verified) and a
+        ``memory_stats()`` read with string keys get the NRN104 marker instead
+        (``rules/_tables/cuda.py: ACCELERATOR_OWN_MEMORY``).
         NRN115 (emitted by the engine for every rule, declared here): the CUDA backend of a device
         abstraction (``class CUDAAccelerator(Accelerator)``, a ``cuda.py`` module defining one,
         ``is_cuda_available()`` beside ``is_npu_available()``: ``rules/_lib/backends.py`` states
@@ -197,6 +207,10 @@ class CudaNamespace(Rule):
         names by qualified name (a CUDA-only call reached through a helper function is missed).
         ``torch.accelerator`` also counts a CUDA GPU: on a GPU host the ported test is true and
         the branch's ``"neuron"`` device fails, as a port for Neuron is meant to.
+        The user's ``torch.accelerator`` memory calls are matched by qualified name (any import
+        spelling: ``from torch.accelerator import memory_reserved as reserved``); a guarded
+        counter reads 0 on a CPU-only host where the original raised RuntimeError (torch 2.13:
+        "Cannot access accelerator device when none is available").
         Accelerator style: seeding through ``torch.manual_seed`` also reseeds the CPU generator
         (a review change); ``torch.get_device_module()`` is ``torch.cpu`` on a machine with no
         accelerator, where most of those names do not exist (as ``torch.cuda.X`` failed there).
@@ -237,13 +251,12 @@ class CudaNamespace(Rule):
             return
         if isinstance(parent, cst.Attribute) and parent.attr is node:
             return
-        text = dotted(node)
-        if text is None:
+        if dotted(node) is None:
             return  # ``torch.cuda.f(0).x``: the call's own name is ported, the attribute read is kept
         qualified = self.matches_prefix(node, _PREFIX)
-        if qualified is None and text.rsplit(".", 1)[-1] in _ACCELERATOR_MEMORY_NAMES:
+        if qualified is None:
             own = self.matches_prefix(node, _ACCELERATOR_PREFIX)
-            if own is not None and not self._inside_import(node):
+            if own is not None:
                 self._accelerator_memory(node, own[len(_ACCELERATOR_PREFIX) :])
             return
         # The ancestor walk only for torch.cuda names (it was the rule's main cost on big files).
@@ -304,7 +317,7 @@ class CudaNamespace(Rule):
         it asserts on Neuron, so it becomes ``torch.get_device_module().X`` in both styles (the
         device-generic call stays device-generic), guarded as the ported torch.cuda counters are."""
         head = rest[len("memory.") :] if rest.startswith("memory.") else rest
-        if "." in head or in_kept_cuda_branch(self, node):
+        if head not in _ACCELERATOR_MEMORY_NAMES or self._inside_import(node) or in_kept_cuda_branch(self, node):
             return  # a name read off the function, or code that runs only on CUDA, where it works
         if head in ACCELERATOR_OWN_MEMORY_MARKED:
             self.mark(node, ACCELERATOR_OWN_MEMORY_MARKED[head], code="NRN104")
@@ -324,8 +337,9 @@ class CudaNamespace(Rule):
             f"torch.accelerator.{rest} -> torch.get_device_module().{head} (torch.accelerator's memory calls assert on Neuron)",
             imports=imports,
         )
-        if dotted(node) == rest.rsplit(".", 1)[-1]:  # from torch.accelerator import memory_allocated
-            self.drop_import_if_unused(ImportSpec("torch.accelerator.memory" if rest.startswith("memory.") else "torch.accelerator", head))
+        if isinstance(node, cst.Name):  # from torch.accelerator import memory_allocated [as used]
+            module = "torch.accelerator.memory" if rest.startswith("memory.") else "torch.accelerator"
+            self.drop_import_if_unused(ImportSpec(module, head, node.value if node.value != head else None))
         if head in _CPU_HARMLESS:
             self._guard_statement(node)
         elif head in _CPU_VALUES:
