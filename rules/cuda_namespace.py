@@ -102,6 +102,9 @@ class CudaNamespace(Rule):
         ``memory_stats``): torch.cuda's read 0 on a CPU-only torch. A ``memory_stats()`` whose result is read with a
         string key (directly, or through the name it is assigned to in the same function) keeps
         its CUDA spelling with an NRN104 marker: the keys are CUDA caching-allocator keys.
+        ``torch.cuda.is_initialized()`` (False on a CPU-only torch) becomes ``hasattr(torch,
+        "neuron") and torch.neuron.is_initialized()`` in the neuron style, so ``if
+        torch.cuda.is_initialized(): torch.cuda.synchronize()`` still skips on a CPU-only machine.
         Inside a branch that only runs on CUDA (a device-type test kept by
         ``rules/_lib/branches.py:CudaOnlyBranches``) nothing is renamed.
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
@@ -289,7 +292,7 @@ class CudaNamespace(Rule):
             self._port_to_accelerator(node, head, rest)
             return
         if head in NO_EQUIVALENT:
-            self.mark(node, f"torch.cuda.{head}: {NO_EQUIVALENT[head]}", code="NRN104")
+            self.mark(node, self._styled(f"torch.cuda.{head}: {NO_EQUIVALENT[head]}"), code="NRN104")
             return
         if head not in RENAMES and head not in RENAMED:
             self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
@@ -307,10 +310,21 @@ class CudaNamespace(Rule):
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
-        if head in _CPU_HARMLESS and rest == head:
+        if head == "is_initialized" and rest == head:
+            self._guard_initialized(node)
+        elif head in _CPU_HARMLESS and rest == head:
             self._guard_statement(node)
         elif RENAMED.get(head, head) in _CPU_VALUES and rest == head:
             self._guard_value(node, _CPU_VALUES[RENAMED.get(head, head)])
+
+    def _styled(self, message: str) -> str:
+        """A note's advice in the style the port writes: with ``--style accelerator`` a
+        ``torch.neuron.X`` to use is ``torch.get_device_module().X`` (``torch.Stream`` for streams);
+        a statement about ``torch.neuron`` itself ("torch.neuron has no ...") is kept."""
+        if self.options.style != "accelerator":
+            return message
+        message = message.replace("torch.neuron.Stream()", "torch.Stream()")
+        return re.sub(r"\btorch\.neuron\.(?=\w)", "torch.get_device_module().", message)
 
     def _accelerator_memory(self, node: cst.Attribute | cst.Name, rest: str) -> None:
         """The user's own ``torch.accelerator.memory_allocated()`` (or ``torch.accelerator.memory.X``):
@@ -409,6 +423,28 @@ class CudaNamespace(Rule):
             )
 
         self.replace(call, transform, None, imports=imports)
+
+    def _guard_initialized(self, node: cst.CSTNode) -> None:
+        """``torch.cuda.is_initialized()`` -> ``(hasattr(torch, "neuron") and torch.neuron.is_initialized())``:
+        torch.cuda's answers False on a CPU-only torch, where ``torch.neuron`` does not exist."""
+        call = self.parent(node)
+        if not isinstance(call, cst.Call) or call.func is not node:
+            return
+        name, imports = torch_ref(self.context.module)
+        holder = self.parent(call)
+        bare = isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.If, cst.While))
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return cst.BooleanOperation(
+                left=cst.parse_expression(f'hasattr({name}, "neuron")'),
+                operator=cst.And(),
+                right=updated,
+                lpar=[] if bare else [cst.LeftParen()],
+                rpar=[] if bare else [cst.RightParen()],
+            )
+
+        self.replace(call, transform, 'torch.neuron.is_initialized() asked only where torch.neuron exists (False on a CPU-only torch, as torch.cuda\'s was)', imports=imports)
 
     def _under_device_test(self, node: cst.CSTNode) -> bool:
         """Under a CUDA device test (``if device.type == "cuda":``, ``if x.is_cuda:``): it runs on

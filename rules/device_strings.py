@@ -313,7 +313,8 @@ class DeviceStrings(Rule):
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             callee = self._unknown_call_argument(node)
             if callee is not None and not in_kept_cuda_test(self, node) and not in_kept_cuda_branch(self, node):
-                self.mark(node, f"CUDA device string {self.context.module.code_for_node(node)} passed to {callee}: not known to be a torch device there, kept; if it is one, make it \"neuron\"")
+                wanted = ACCELERATOR_TYPE if self.options.style == "accelerator" else '"neuron"'
+                self.mark(node, f"CUDA device string {self.context.module.code_for_node(node)} passed to {callee}: not known to be a torch device there, kept; if it is one, make it {wanted}")
             return
         if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
             return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)

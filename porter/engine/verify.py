@@ -151,7 +151,7 @@ _ACCELERATOR_QUERIES = frozenset({
 # them unguarded ran on the CPU, and the same call on torch.neuron there is an AttributeError.
 _CPU_SAFE_ON_CUDA = frozenset({
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-    "memory_stats", "manual_seed", "manual_seed_all", "seed", "seed_all",
+    "memory_stats", "manual_seed", "manual_seed_all", "seed", "seed_all", "is_initialized",
 })
 # torch.accelerator's memory calls: they go through torch's DeviceAllocator and assert on Neuron.
 _ACCELERATOR_MEMORY = ACCELERATOR_OWN_MEMORY | frozenset(ACCELERATOR_OWN_MEMORY_MARKED)
@@ -303,7 +303,7 @@ class Verifier:
             test = in_test or kind in _TESTS or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)  # type: ignore[attr-defined]
             extend([(kid, test) for kid in reversed(kids)])
         self._finish_bindings()
-        if expect_fallback and not self.fallback:
+        if expect_fallback and not self.fallback and not self._tests_availability_anywhere():
             self._add(
                 root,
                 FindingKind.CPU_FALLBACK,
@@ -313,6 +313,11 @@ class Verifier:
                 line=1,
             )
         return tuple(sorted(self.findings.values(), key=lambda f: (f.line, f.kind.value, f.code or "", f.message)))
+
+    def _tests_availability_anywhere(self) -> bool:
+        """An availability query in code the walk skipped as off on Neuron (``if device.type !=
+        "neuron": ... torch.accelerator.is_available()``): it is the CPU fallback there all the same."""
+        return any(self.qualified(node.func) & _AVAILABILITY for node in self.tree.find(self.tree.root, cst.Call))  # type: ignore[attr-defined]
 
     # ----------------------------------------------------------------- names and statements
     def qualified(self, node: cst.CSTNode) -> set[str]:
