@@ -3,8 +3,10 @@
 What it checks, on the tree of the file as written (the ported module, or the original when the
 port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
 
-* ``cuda-only``: CUDA-only code reachable on Neuron whose statement carries no ``# porter:`` marker
-  (a comment line above it, or a trailing comment): ``torch.cuda.*`` (the availability queries
+* ``cuda-only``: CUDA-only code reachable on Neuron whose statement carries no ``# porter: CODE``
+  marker about it (a comment line above it, or a trailing comment, whose code is the finding's or
+  covers it in ``MARKER_COVERS``: an NRN206 scaler note does not excuse a ``"cuda"`` beside it):
+  ``torch.cuda.*`` (the availability queries
   ``is_available``/``is_initialized`` anywhere and ``device_count`` inside a test are harmless: they
   answer False/0), ``.cuda()`` calls, ``"cuda"``/``"cuda:N"``/``f"cuda:{i}"`` device values,
   ``"nccl"`` values, CUDA/NCCL environment variable names (``rules/_tables/cuda_only.py:
@@ -16,7 +18,9 @@ port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
   (``rules/_lib/backends.py``: ``class CUDAAccelerator(Accelerator)``, or a ``cuda.py`` holding
   one): the port keeps it whole on purpose and says so with its NRN115 marker, so its CUDA is
   kept, not left over (a use there of a CUDA-only import counts as marked).
-* ``neuron-api``: every ``torch.neuron.<name>`` is in the signature table
+* ``neuron-api``: a ``torch.accelerator`` memory call (it asserts on Neuron: the Neuron allocator
+  is not torch's ``DeviceAllocator``, neuron-facts §0.1) without an NRN104 marker, and
+  every ``torch.neuron.<name>`` is in the signature table
   (``rules/_tables/neuron_api.py``) and every call binds to its parameters: no extra positional
   argument, no unknown keyword, no parameter given twice, every required one given (calls with
   ``*args``/``**kwargs`` are checked only for what they show).

@@ -31,9 +31,9 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec
 from porter.engine.rule import FileAnalysis, Rule
-from porter.rules._lib.tree import child_index
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 # Names that hold a device (or a device type): device, DEVICE, self.device, device_type, train_dev ...
