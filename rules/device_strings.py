@@ -103,7 +103,10 @@ class DeviceStrings(Rule):
         (``torch.load(path, "cuda")``, ``safetensors.torch.load_file(path, "cuda:0")``,
         ``DeviceMesh("cuda", ...)``: ``rules/_lib/device.py: DEVICE_POSITIONS``, by qualified
         name), an argument bound to a device-named parameter of a function or class this file
-        defines (``make_env(env_device="cuda")``, ``Actor(cfg, "cuda")`` with ``def
+        defines that its body uses as a device as it is (``.to(p)``, ``device=p``,
+        ``torch.device(p)``, ``self.policy_device = p``; not ultralytics'
+        ``get_torch_device_backend(device or "cuda")``, which only inspects it to pick a device
+        module, where ``"neuron"`` raises on a CPU-only torch) (``make_env(env_device="cuda")``, ``Actor(cfg, "cuda")`` with ``def
         __init__(self, cfg, policy_device)``, ``self.buffer(storing_device="cuda:0")``), a value assigned to or defaulting a device-named variable or
         parameter (``device``, ``self.device``, ``device_type``, ``dev``), a comparison or
         substring test against a device-named expression (``device.type == "cuda"``,

@@ -192,6 +192,7 @@ DEVICE_POSITIONS: dict[str, int] = {
 class _Signature:
     positional: tuple[str, ...]  # positional parameters, ``self``/``cls`` dropped for methods and classes
     keywords: frozenset[str]  # every parameter that can be passed by name
+    devices: frozenset[str]  # parameters the body uses as a device as they are (see _device_uses)
 
 
 @dataclass(frozen=True)
@@ -214,20 +215,23 @@ class LocalCallees(FileAnalysis):
                 for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
                     if isinstance(statement, cst.FunctionDef):
                         key = (node.name.value, statement.name.value)
-                        methods[key] = None if key in methods else _signature(statement, bound=True)
+                        methods[key] = None if key in methods else _signature(rule, statement, bound=True)
                         if statement.name.value == "__init__" and rule.parent(node) is module:
                             name = node.name.value
                             functions[name] = None if name in functions else methods[key]
             elif isinstance(node, cst.FunctionDef) and not isinstance(_owner(rule, node), cst.ClassDef):
                 name = node.name.value
-                functions[name] = None if name in functions else _signature(node, bound=False)
+                functions[name] = None if name in functions else _signature(rule, node, bound=False)
         return cls(
             {k: v for k, v in functions.items() if v is not None},
             {k: v for k, v in methods.items() if v is not None},
         )
 
     def parameter(self, rule: Rule, call: cst.Call, arg: cst.Arg) -> str | None:
-        """The name of the parameter of a function or class of this file that ``arg`` binds, or None."""
+        """The parameter of a function or class of this file that ``arg`` binds, when its body uses
+        it as a device as it is (``.to(p)``, ``device=p``, ``torch.device(p)``, ``self.x_device = p``,
+        a device-named keyword of another call), else None: a parameter only inspected
+        (``getattr(device, "type", ...)`` to pick a device module) is not a device to port."""
         signature: _Signature | None = None
         func = call.func
         if isinstance(func, cst.Name):
@@ -241,12 +245,13 @@ class LocalCallees(FileAnalysis):
         if signature is None or arg.star:
             return None
         if arg.keyword is not None:
-            return arg.keyword.value if arg.keyword.value in signature.keywords else None
-        plain = [a for a in call.args if a.keyword is None and not a.star]
-        if any(a.star for a in call.args if a is not arg and call.args.index(a) < call.args.index(arg)):
+            name: str | None = arg.keyword.value if arg.keyword.value in signature.keywords else None
+        elif any(a.star for a in call.args[: call.args.index(arg)]):
             return None  # f(*xs, "cuda"): the index is not known
-        index = plain.index(arg)
-        return signature.positional[index] if index < len(signature.positional) else None
+        else:
+            index = [a for a in call.args if a.keyword is None and not a.star].index(arg)
+            name = signature.positional[index] if index < len(signature.positional) else None
+        return name if name in signature.devices else None
 
 
 def _constructed_as(rule: Rule, node: cst.CSTNode, name: str) -> str | None:
@@ -272,13 +277,34 @@ def _owner(rule: Rule, node: cst.CSTNode) -> cst.CSTNode | None:
     return next((a for a in rule.ancestors(node) if isinstance(a, (cst.ClassDef, cst.FunctionDef))), None)
 
 
-def _signature(function: cst.FunctionDef, bound: bool) -> _Signature:
+def _signature(rule: Rule, function: cst.FunctionDef, bound: bool) -> _Signature:
     params = function.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
     if bound and positional and not any(_static(d) for d in function.decorators):
         positional = positional[1:]
     keywords = frozenset(p.name.value for p in (*params.params, *params.kwonly_params))
-    return _Signature(tuple(positional), keywords)
+    return _Signature(tuple(positional), keywords, _device_uses(rule, function, {*positional, *keywords}))
+
+
+def _device_uses(rule: Rule, function: cst.FunctionDef, names: set[str]) -> frozenset[str]:
+    """The parameters in ``names`` the body uses, as they are, in a device position: the first
+    argument of ``.to()``/``torch.device()``, a device-named keyword (``device=``, ``storing_device=``),
+    or the value assigned to a device-named name or attribute."""
+    used: set[str] = set()
+    for inner in child_index(rule).walk(function.body):
+        if isinstance(inner, cst.Arg) and isinstance(inner.value, cst.Name) and inner.value.value in names:
+            call = rule.parent(inner)
+            if inner.keyword is not None:
+                if DEVICE_NAME.search(inner.keyword.value):
+                    used.add(inner.value.value)
+            elif isinstance(call, cst.Call) and call.args and call.args[0] is inner:
+                method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+                if method == "to" or (dotted(call.func) or "").endswith("torch.device"):
+                    used.add(inner.value.value)
+        elif isinstance(inner, cst.Assign) and isinstance(inner.value, cst.Name) and inner.value.value in names:
+            if any(device_named(target.target) for target in inner.targets):
+                used.add(inner.value.value)
+    return frozenset(used)
 
 
 def _static(decorator: cst.Decorator) -> bool:
