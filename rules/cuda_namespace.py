@@ -26,10 +26,13 @@ from porter.rules._lib.branches import (
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_MEMORY,
     ACCELERATOR_ONLY,
+    ACCELERATOR_OWN_MEMORY,
+    ACCELERATOR_OWN_MEMORY_MARKED,
     ACCELERATOR_TORCH,
     ACCELERATOR_TORCH_REVIEW,
     CUDA_GRAPH_WRAPPERS,
@@ -40,6 +43,10 @@ from porter.rules._tables.cuda import (
 )
 
 _PREFIX = "torch.cuda."
+_ACCELERATOR_PREFIX = "torch.accelerator."
+_ACCELERATOR_MEMORY_NAMES = ACCELERATOR_OWN_MEMORY | frozenset(ACCELERATOR_OWN_MEMORY_MARKED)
+# Tests that ask torch.accelerator for a device: what they guard runs only where one is present.
+_ACCELERATOR_TESTS = ("torch.accelerator.is_available", "torch.accelerator.current_accelerator", "torch.accelerator.device_count")
 # Availability tests: ported to torch.accelerator (False / 0 where no accelerator is present,
 # where torch.neuron.X is an AttributeError without torch-neuronx: torch-neuronx source, torch_neuronx/neuron.py).
 _AVAILABILITY = frozenset({"is_available", "device_count"})
@@ -103,6 +110,9 @@ class CudaNamespace(Rule):
         ``memory_stats``): torch.cuda's read 0 on a CPU-only torch. A ``memory_stats()`` whose result is read with a
         string key (directly, or through the name it is assigned to in the same function) keeps
         its CUDA spelling with an NRN104 marker: the keys are CUDA caching-allocator keys.
+        ``torch.cuda.is_initialized()`` (False on a CPU-only torch) becomes ``hasattr(torch,
+        "neuron") and torch.neuron.is_initialized()`` in the neuron style, so ``if
+        torch.cuda.is_initialized(): torch.cuda.synchronize()`` still skips on a CPU-only machine.
         Inside a branch that only runs on CUDA (a device-type test kept by
         ``rules/_lib/branches.py:CudaOnlyBranches``) nothing is renamed.
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
@@ -145,6 +155,16 @@ class CudaNamespace(Rule):
         graphs, ``nvtx``, ...) keep working code and get an NRN104 review marker; so do other
         libraries' CUDA-graph wrappers (tensordict's ``CudaGraphModule``: table
         ``CUDA_GRAPH_WRAPPERS``, by qualified name).
+        The user's own ``torch.accelerator`` memory calls (``memory_allocated``,
+        ``max_memory_allocated``, ``memory_reserved``, ``max_memory_reserved``, ``memory_stats``,
+        ``reset_peak_memory_stats``, ``reset_accumulated_memory_stats``, ``empty_cache``, also as
+        ``torch.accelerator.memory.X``) assert on Neuron for the same reason: in both styles they
+        become ``torch.get_device_module().X`` (device-generic as written: ``torch.neuron`` on
+        Trainium, ``torch.cuda`` on a GPU), guarded as above unless a test that asks
+        ``torch.accelerator`` for a device already guards them; ``get_memory_info`` (no Neuron
+        ``mem_get_info``), ``empty_host_cache`` (a host allocator on Neuron not verified) and a
+        ``memory_stats()`` read with string keys get the NRN104 marker instead
+        (``rules/_tables/cuda.py: ACCELERATOR_OWN_MEMORY``).
         NRN115 (emitted by the engine for every rule, declared here): the CUDA backend of a device
         abstraction (``class CUDAAccelerator(Accelerator)``, a ``cuda.py`` module defining one,
         ``is_cuda_available()`` beside ``is_npu_available()``: ``rules/_lib/backends.py`` states
@@ -202,6 +222,10 @@ class CudaNamespace(Rule):
         names by qualified name (a CUDA-only call reached through a helper function is missed).
         ``torch.accelerator`` also counts a CUDA GPU: on a GPU host the ported test is true and
         the branch's ``"neuron"`` device fails, as a port for Neuron is meant to.
+        The user's ``torch.accelerator`` memory calls are matched by qualified name (any import
+        spelling: ``from torch.accelerator import memory_reserved as reserved``); a guarded
+        counter reads 0 on a CPU-only host where the original raised RuntimeError (torch 2.13:
+        "Cannot access accelerator device when none is available").
         Accelerator style: seeding through ``torch.manual_seed`` also reseeds the CPU generator
         (a review change); ``torch.get_device_module()`` is ``torch.cpu`` on a machine with no
         accelerator, where most of those names do not exist (as ``torch.cuda.X`` failed there).
@@ -211,7 +235,7 @@ class CudaNamespace(Rule):
     name: ClassVar[str] = "cuda-namespace"
     summary: ClassVar[str] = "torch.cuda.* runtime calls -> torch.neuron.* (data table)"
     safety: ClassVar[Safety] = Safety.SAFE
-    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule")  # wrap_with_cuda_graph says cuda
+    triggers: ClassVar[tuple[str, ...]] = ("cuda", "CudaGraphModule", "accelerator")  # wrap_with_cuda_graph says cuda
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN104": "torch.cuda API with no Neuron equivalent, or arguments torch.neuron rejects: review marker added",
         BACKEND_CODE: BACKEND_SUMMARY,
@@ -246,6 +270,11 @@ class CudaNamespace(Rule):
         if dotted(node) is None:
             return  # ``torch.cuda.f(0).x``: the call's own name is ported, the attribute read is kept
         qualified = self.matches_prefix(node, _PREFIX)
+        if qualified is None:
+            own = self.matches_prefix(node, _ACCELERATOR_PREFIX)
+            if own is not None:
+                self._accelerator_memory(node, own[len(_ACCELERATOR_PREFIX) :])
+            return
         # The ancestor walk only for torch.cuda names (it was the rule's main cost on big files).
         if qualified is None or self._inside_import(node):
             return
@@ -276,7 +305,7 @@ class CudaNamespace(Rule):
             self._port_to_accelerator(node, head, rest)
             return
         if head in NO_EQUIVALENT:
-            self.mark(node, f"torch.cuda.{head}: {NO_EQUIVALENT[head]}", code="NRN104")
+            self.mark(node, self._styled(f"torch.cuda.{head}: {NO_EQUIVALENT[head]}"), code="NRN104")
             return
         if head not in RENAMES and head not in RENAMED:
             self.mark(node, f"torch.cuda.{head} has no known Neuron equivalent; port by hand", code="NRN104")
@@ -298,10 +327,63 @@ class CudaNamespace(Rule):
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
-        if head in _CPU_HARMLESS and rest == head:
+        if head == "is_initialized" and rest == head:
+            self._guard_initialized(node)
+        elif head in _CPU_HARMLESS and rest == head:
             self._guard_statement(node)
         elif RENAMED.get(head, head) in _CPU_VALUES and rest == head:
             self._guard_value(node, _CPU_VALUES[RENAMED.get(head, head)])
+
+    def _styled(self, message: str) -> str:
+        """A note's advice in the style the port writes: with ``--style accelerator`` a
+        ``torch.neuron.X`` to use is ``torch.get_device_module().X`` (``torch.Stream`` for streams);
+        a statement about ``torch.neuron`` itself ("torch.neuron has no ...") is kept."""
+        if self.options.style != "accelerator":
+            return message
+        message = message.replace("torch.neuron.Stream()", "torch.Stream()")
+        return re.sub(r"\btorch\.neuron\.(?=\w)", "torch.get_device_module().", message)
+
+    def _accelerator_memory(self, node: cst.Attribute | cst.Name, rest: str) -> None:
+        """The user's own ``torch.accelerator.memory_allocated()`` (or ``torch.accelerator.memory.X``):
+        it asserts on Neuron, so it becomes ``torch.get_device_module().X`` in both styles (the
+        device-generic call stays device-generic), guarded as the ported torch.cuda counters are."""
+        head = rest[len("memory.") :] if rest.startswith("memory.") else rest
+        if head not in _ACCELERATOR_MEMORY_NAMES or self._inside_import(node) or in_kept_cuda_branch(self, node):
+            return  # a name read off the function, or code that runs only on CUDA, where it works
+        if head in ACCELERATOR_OWN_MEMORY_MARKED:
+            self.mark(node, ACCELERATOR_OWN_MEMORY_MARKED[head], code="NRN104")
+            return
+        key = memory_stats_key(self, node) if head == "memory_stats" else None
+        if key is not None:
+            self.mark(
+                node,
+                f'torch.accelerator.memory_stats asserts on Neuron, and the Neuron allocator\'s keys differ from "{key}": port by hand',
+                code="NRN104",
+            )
+            return
+        name, imports = torch_ref(self.context.module)
+        self.replace(
+            node,
+            cst.parse_expression(f"{name}.get_device_module().{head}"),
+            f"torch.accelerator.{rest} -> torch.get_device_module().{head} (torch.accelerator's memory calls assert on Neuron)",
+            imports=imports,
+        )
+        if isinstance(node, cst.Name):  # from torch.accelerator import memory_allocated [as used]
+            module = "torch.accelerator.memory" if rest.startswith("memory.") else "torch.accelerator"
+            self.drop_import_if_unused(ImportSpec(module, head, node.value if node.value != head else None))
+        if head in _CPU_HARMLESS:
+            self._guard_statement(node)
+        elif head in _CPU_VALUES:
+            self._guard_value(node, _CPU_VALUES[head])
+
+    def _under_accelerator_test(self, node: cst.CSTNode) -> bool:
+        """Under a test that asks torch.accelerator for a device (the user's own, or an earlier port's)."""
+        return any(self._asks_accelerator(test) for test in guarding_tests(self, node))
+
+    def _asks_accelerator(self, test: cst.CSTNode) -> bool:
+        return any(
+            isinstance(inner, cst.Call) and self.matches(inner.func, *_ACCELERATOR_TESTS) for inner in child_index(self).walk(test)
+        )
 
     def _guard_statement(self, node: cst.CSTNode) -> None:
         """``torch.cuda.manual_seed_all(s)`` alone on its line, not already under an availability
@@ -313,6 +395,8 @@ class CudaNamespace(Rule):
         if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
             return
         if not isinstance(self.parent(line), (cst.Module, cst.IndentedBlock)) or under_availability_test(self, line):
+            return
+        if self._under_accelerator_test(line):
             return
         if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(line)):
             return  # an error handler (an OOM back-off) runs after device work failed: the device exists
@@ -335,6 +419,8 @@ class CudaNamespace(Rule):
         if not isinstance(call, cst.Call) or call.func is not node or isinstance(self.parent(call), cst.Expr):
             return
         if under_availability_test(self, call) or self._right_of_availability_and(call) or self._under_device_test(call):
+            return
+        if self._under_accelerator_test(call):
             return
         if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(call)):
             return  # an error handler (an OOM back-off) runs after device work failed: the device exists
@@ -416,6 +502,28 @@ class CudaNamespace(Rule):
             rpar=[] if bare else [cst.RightParen()],
         )
 
+    def _guard_initialized(self, node: cst.CSTNode) -> None:
+        """``torch.cuda.is_initialized()`` -> ``(hasattr(torch, "neuron") and torch.neuron.is_initialized())``:
+        torch.cuda's answers False on a CPU-only torch, where ``torch.neuron`` does not exist."""
+        call = self.parent(node)
+        if not isinstance(call, cst.Call) or call.func is not node:
+            return
+        name, imports = torch_ref(self.context.module)
+        holder = self.parent(call)
+        bare = isinstance(holder, (cst.Assign, cst.AnnAssign, cst.Return, cst.Arg, cst.If, cst.While))
+
+        def transform(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.Call)
+            return cst.BooleanOperation(
+                left=cst.parse_expression(f'hasattr({name}, "neuron")'),
+                operator=cst.And(),
+                right=updated,
+                lpar=[] if bare else [cst.LeftParen()],
+                rpar=[] if bare else [cst.RightParen()],
+            )
+
+        self.replace(call, transform, 'torch.neuron.is_initialized() asked only where torch.neuron exists (False on a CPU-only torch, as torch.cuda\'s was)', imports=imports)
+
     def _under_device_test(self, node: cst.CSTNode) -> bool:
         """Under a CUDA device test (``if device.type == "cuda":``, ``if x.is_cuda:``): it runs on
         the accelerator only (the test is ported to Neuron's, or stays false there)."""
@@ -430,7 +538,7 @@ class CudaNamespace(Rule):
             if isinstance(ancestor, cst.BaseStatement):
                 return False
             if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And) and child is ancestor.right:
-                if is_availability_test(self, ancestor.left):
+                if is_availability_test(self, ancestor.left) or self._asks_accelerator(ancestor.left):
                     return True
             child = ancestor
         return False

@@ -23,6 +23,8 @@ from porter.rules._lib.device import (
     CUDA_TEMPLATE,
     DEVICE_KEYWORDS,
     DEVICE_NAME,
+    DEVICE_POSITIONS,
+    LocalCallees,
     accelerator_string,
     cuda_call_index,
     cuda_string,
@@ -97,7 +99,15 @@ class DeviceStrings(Rule):
         Rewrites ``"cuda"``, ``"cuda:N"`` and ``f"cuda:{rank}"`` to ``"neuron"``, ``"neuron:N"``
         and ``f"neuron:{rank}"`` where the string is a device: the first argument of
         ``torch.device``/``.to()``/``torch.set_default_device``, a ``device=``/``map_location=``/
-        ``device_type=`` keyword, a value assigned to or defaulting a device-named variable or
+        ``device_type=`` keyword, the device parameter of a library callee given by position
+        (``torch.load(path, "cuda")``, ``safetensors.torch.load_file(path, "cuda:0")``,
+        ``DeviceMesh("cuda", ...)``: ``rules/_lib/device.py: DEVICE_POSITIONS``, by qualified
+        name), an argument bound to a device-named parameter of a function or class this file
+        defines that its body uses as a device as it is (``.to(p)``, ``device=p``,
+        ``torch.device(p)``, ``self.policy_device = p``; not ultralytics'
+        ``get_torch_device_backend(device or "cuda")``, which only inspects it to pick a device
+        module, where ``"neuron"`` raises on a CPU-only torch) (``make_env(env_device="cuda")``, ``Actor(cfg, "cuda")`` with ``def
+        __init__(self, cfg, policy_device)``, ``self.buffer(storing_device="cuda:0")``), a value assigned to or defaulting a device-named variable or
         parameter (``device``, ``self.device``, ``device_type``, ``dev``), a comparison or
         substring test against a device-named expression (``device.type == "cuda"``,
         ``"cuda" in device``), an element of a tuple/set/list such an expression is tested
@@ -183,6 +193,13 @@ class DeviceStrings(Rule):
         not device-named) are left alone; a device string reached only through an unrelated
         variable name is missed (not changed), and a display label assigned under ``if
         torch.cuda.is_available():`` (``label = "cuda"``) is ported as a device (known miss).
+        A call's argument is resolved to its parameter only for a function defined once in the
+        file (any depth, not a method), a module-level class's ``__init__``, ``self.method``
+        in its own class, and ``buffer.method`` where every assignment of ``buffer`` in the
+        function builds one class of this file (``buffer = ReplayBuffer(...)``:
+        ``rules/_lib/device.py: LocalCallees``); a callee imported from
+        elsewhere (torchrl's ``Collector(storing_device=...)``, a project's ``make_agent(...)``)
+        is not read, so its CUDA argument keeps the review marker.
         ``map_location`` lambdas are recognised only in the form ``lambda s, l: s.cuda(...)``
         (the first parameter's ``.cuda``); other callables are left alone. Accelerator style:
         ``current_accelerator()`` is None on a machine with no accelerator, so an unguarded
@@ -299,7 +316,8 @@ class DeviceStrings(Rule):
         if not self._in_device_position(node) and not (_index_fstring(node) and not self._in_message(node) and not self._is_key(node)):
             callee = self._unknown_call_argument(node)
             if callee is not None and not in_kept_cuda_test(self, node) and not in_kept_cuda_branch(self, node):
-                self.mark(node, f"CUDA device string {self.context.module.code_for_node(node)} passed to {callee}: not known to be a torch device there, kept; if it is one, make it \"neuron\"")
+                wanted = ACCELERATOR_TYPE if self.options.style == "accelerator" else '"neuron"'
+                self.mark(node, f"CUDA device string {self.context.module.code_for_node(node)} passed to {callee}: not known to be a torch device there, kept; if it is one, make it {wanted}")
             return
         if in_kept_cuda_test(self, node) or in_kept_cuda_branch(self, node):
             return  # a test whose CUDA branch is CUDA-only keeps its meaning (skip it off CUDA)
@@ -626,8 +644,12 @@ class DeviceStrings(Rule):
                     for a in call.args
                     if a.keyword is None
                 )
-            return False
+            return self._local_device_parameter(call, arg)
         if self._default_of_device_key(call, arg):
+            return True
+        if any(positional(call, index) is arg for index in self._device_positions(call)):
+            return True  # torch.load(path, "cuda"): the callee's device parameter, by qualified name
+        if self._local_device_parameter(call, arg):
             return True
         if positional(call, 0) is not arg:
             return False
@@ -640,6 +662,17 @@ class DeviceStrings(Rule):
         # CPU-only torch torch.get_device_module("neuron") raises). torch.cuda's calls are NRN103's.
         name = dotted(call.func) or ""
         return bool(_DEVICE_CALLEE.search(name.split(".")[-1])) and not self.matches_prefix(call.func, "torch.cuda.")
+
+    def _device_positions(self, call: cst.Call) -> list[int]:
+        return [DEVICE_POSITIONS[name] for name in self.qualified(call.func) if name in DEVICE_POSITIONS]
+
+    def _local_device_parameter(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """``make_env(env_device="cuda")`` / ``Worker(cfg, "cuda:1")`` where the function or class
+        is defined in this file and the parameter the argument binds is device-named
+        (``env_device``, ``storing_device``): the value is a device there, as a default of that
+        parameter would be. A callee from elsewhere is not resolved (its argument keeps a marker)."""
+        name = self.analysis(LocalCallees).parameter(self, call, arg)
+        return name is not None and bool(DEVICE_NAME.search(name))
 
     def _device_list(self, element: cst.Element) -> bool:
         """An element of a list/tuple returned by a device-named function (``def benchmark_devices():

@@ -49,6 +49,60 @@ def test_a_marker_above_or_trailing_the_statement_covers_it() -> None:
     assert _verify(source) == []
 
 
+def test_a_marker_excuses_only_the_findings_its_code_is_about() -> None:
+    """An NRN206 note on a kept scaler says nothing of the "cuda" device beside it (the corpus case
+    the old any-marker rule hid); an NRN104 note on a torch.cuda call covers that call only."""
+    source = (
+        "import torch\n"
+        "# porter: NRN206 GradScaler kept: float16 remains\n"
+        "scaler = torch.amp.GradScaler('cuda' if use_cuda else 'cpu', enabled=fp16)\n"  # 3: found
+        "# porter: NRN104 no Neuron equivalent\n"
+        "free = torch.cuda.mem_get_info()[0] if dev == 'cuda:0' else torch.zeros(1, device='cuda')\n"  # 5: the device
+        "# porter: NRN104 no Neuron equivalent\n"
+        "x = torch.cuda.mem_get_info(), torch.ones(1).cuda()\n"  # 7: the .cuda()
+        "# porter: NRN102 kept\n"
+        "y = torch.ones(1).cuda()\n"  # 9: its own code
+    )
+    assert _verify(source) == [(3, "cuda-only", "NRN101"), (5, "cuda-only", "NRN101"), (7, "cuda-only", "NRN102")]
+
+
+def test_the_marker_table_names_rule_codes_and_verifier_findings() -> None:
+    from porter.engine.registry import catalogue
+    from porter.engine.verify import MARKER_COVERS
+
+    codes = catalogue()
+    found = {"NRN101", "NRN102", "NRN103", "NRN109", "NRN114", "NRN301", "NRN303", *(f"NRN9{n:02d}" for n in range(1, 13))}
+    for marker, covered in MARKER_COVERS.items():
+        assert marker in codes, marker
+        assert covered and covered <= found, (marker, covered - found)
+
+
+def test_a_key_looked_up_and_an_import_a_version_test_skips_are_not_cuda() -> None:
+    source = (
+        "import torch\nfrom packaging import version\n"
+        "if version.parse(torch.__version__).release >= (2, 3):\n    from torch.amp import GradScaler\n"
+        "else:\n    from torch.cuda.amp import GradScaler\n"
+        "scaler = GradScaler('neuron')\n"  # 7: torch.amp's on Neuron
+        "if state.get('cuda'):\n    pass\n"  # 8: a key
+        "dev = cfg.get('device', 'cuda')\n"  # 10: the default of a device key: found
+    )
+    assert _verify(source) == [(10, "cuda-only", "NRN101")]
+    either = "import torch\ntry:\n    from torch.amp import GradScaler\nexcept ImportError:\n    from torch.cuda.amp import GradScaler\nscaler = GradScaler()\n"
+    assert _verify(either) == [(6, "cuda-only", "NRN103")]  # both imports can run: unknown
+
+
+def test_torch_accelerator_memory_calls_assert_on_neuron() -> None:
+    source = (
+        "import torch\nused = torch.accelerator.memory_allocated()\n"
+        "free, total = torch.accelerator.get_memory_info()\n"
+        "# porter: NRN104 kept\ntorch.accelerator.empty_cache()\n"
+        "n = torch.get_device_module().memory_allocated() if torch.accelerator.is_available() else 0\n"
+    )
+    found = verify_port(cst.parse_module(source), "t.py", False)
+    assert [(f.line, f.kind, f.code) for f in found] == [(2, FindingKind.NEURON_API, "NRN104"), (3, FindingKind.NEURON_API, "NRN104")]
+    assert "get_device_module().memory_allocated" in found[0].message and "mem_get_info" in found[1].message
+
+
 def test_aliases_resolve_by_qualified_name() -> None:
     source = "import torch as th\nfrom torch import cuda as c\nfrom torch.nn import DataParallel as DP\nth.cuda.synchronize()\nc.empty_cache()\nm = DP(m)\n"
     assert _verify(source) == [(4, "cuda-only", "NRN103"), (5, "cuda-only", "NRN103"), (6, "cuda-only", "NRN109")]

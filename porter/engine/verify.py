@@ -3,8 +3,10 @@
 What it checks, on the tree of the file as written (the ported module, or the original when the
 port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
 
-* ``cuda-only``: CUDA-only code reachable on Neuron whose statement carries no ``# porter:`` marker
-  (a comment line above it, or a trailing comment): ``torch.cuda.*`` (the availability queries
+* ``cuda-only``: CUDA-only code reachable on Neuron whose statement carries no ``# porter: CODE``
+  marker about it (a comment line above it, or a trailing comment, whose code is the finding's or
+  covers it in ``MARKER_COVERS``: an NRN206 scaler note does not excuse a ``"cuda"`` beside it):
+  ``torch.cuda.*`` (the availability queries
   ``is_available``/``is_initialized`` anywhere and ``device_count`` inside a test are harmless: they
   answer False/0), ``.cuda()`` calls, ``"cuda"``/``"cuda:N"``/``f"cuda:{i}"`` device values,
   ``"nccl"`` values, CUDA/NCCL environment variable names (``rules/_tables/cuda_only.py:
@@ -16,7 +18,9 @@ port changed nothing), in one pass over a ``TreeIndex`` of it (no second parse):
   (``rules/_lib/backends.py``: ``class CUDAAccelerator(Accelerator)``, or a ``cuda.py`` holding
   one): the port keeps it whole on purpose and says so with its NRN115 marker, so its CUDA is
   kept, not left over (a use there of a CUDA-only import counts as marked).
-* ``neuron-api``: every ``torch.neuron.<name>`` is in the signature table
+* ``neuron-api``: a ``torch.accelerator`` memory call (it asserts on Neuron: the Neuron allocator
+  is not torch's ``DeviceAllocator``, neuron-facts §0.1) without an NRN104 marker, and
+  every ``torch.neuron.<name>`` is in the signature table
   (``rules/_tables/neuron_api.py``) and every call binds to its parameters: no extra positional
   argument, no unknown keyword, no parameter given twice, every required one given (calls with
   ``*args``/``**kwargs`` are checked only for what they show).
@@ -79,12 +83,43 @@ from porter.rules._lib.backends import NO_SCOPES, backend_scopes
 from porter.rules._lib.device import cuda_string
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._tables import cuda_only
+from porter.rules._tables.cuda import ACCELERATOR_OWN_MEMORY, ACCELERATOR_OWN_MEMORY_MARKED
 from porter.rules._tables.neuron_api import REQUIRED, TABLE, Entry
 
 Names = Mapping[cst.CSTNode, set[QualifiedName]]
 Position = Callable[[cst.CSTNode], tuple[int, int]]
 
 MARKER = "# porter:"
+_MARKER_CODE = re.compile(r"#\s*porter:\s*([A-Z]+[0-9]+)\b")
+# What a review marker excuses: besides findings of its own code, the verifier's finding codes
+# (NRN101 a "cuda" device value, NRN102 .cuda(), NRN103 torch.cuda.*, NRN109 DataParallel,
+# NRN114/NRN303 a CUDA/NCCL environment name, NRN301 "nccl", NRN901-912 CUDA-only libraries and
+# calls) that the marked code keeps on purpose. Any other CUDA value on the statement is still
+# found: an NRN206 note on a kept scaler says nothing of a "cuda" device beside it.
+MARKER_COVERS: dict[str, frozenset[str]] = {
+    # torch.cuda API with no Neuron form (or arguments torch.neuron rejects), left for a human
+    "NRN104": frozenset({"NRN103"}),
+    # a legacy typed-tensor class (torch.cuda.FloatTensor) kept where no factory call replaces it
+    "NRN107": frozenset({"NRN103"}),
+    # torch.cuda.OutOfMemoryError kept in the handler beside Neuron's allocation failure
+    "NRN108": frozenset({"NRN103"}),
+    # DataParallel left for DDP: its device_ids=range(torch.cuda.device_count()) go with it
+    "NRN109": frozenset({"NRN103"}),
+    # the environment rule's two codes name the same kind of value (a CUDA/NCCL setting)
+    "NRN114": frozenset({"NRN303"}),
+    "NRN303": frozenset({"NRN114"}),
+    # a CUDA backend of a device abstraction kept whole: all of its CUDA is kept on purpose
+    "NRN115": frozenset({"NRN101", "NRN102", "NRN103", "NRN109", "NRN114", "NRN301", "NRN303"}),
+    # autocast whose arguments could not be ported: the CUDA device type or torch.cuda.amp form kept
+    "NRN202": frozenset({"NRN101", "NRN103"}),
+    # a DeepSpeed call left to port to FSDP2/DDP: its dist_backend="nccl" goes with it
+    "NRN304": frozenset({"NRN301"}),
+    # a CUDA-only optimizer (apex FusedAdam, bitsandbytes 8-bit) kept or changed for review
+    "NRN511": frozenset({"NRN901", "NRN905", "NRN908"}),
+    "NRN512": frozenset({"NRN901", "NRN905", "NRN908"}),
+    # from_pretrained's bitsandbytes loading (BitsAndBytesConfig) left for review
+    "NRN813": frozenset({"NRN905"}),
+}
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
 _IMPORTS = (cst.Import, cst.ImportFrom)
 _STRINGS = (cst.SimpleString, cst.FormattedString)
@@ -120,8 +155,10 @@ _ACCELERATOR_QUERIES = frozenset({
 # them unguarded ran on the CPU, and the same call on torch.neuron there is an AttributeError.
 _CPU_SAFE_ON_CUDA = frozenset({
     "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
-    "memory_stats", "manual_seed", "manual_seed_all", "seed", "seed_all",
+    "memory_stats", "manual_seed", "manual_seed_all", "seed", "seed_all", "is_initialized",
 })
+# torch.accelerator's memory calls: they go through torch's DeviceAllocator and assert on Neuron.
+_ACCELERATOR_MEMORY = ACCELERATOR_OWN_MEMORY | frozenset(ACCELERATOR_OWN_MEMORY_MARKED)
 _DATA_PARALLEL = frozenset({
     "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel",
     "torch.nn.parallel.data_parallel.DataParallel",
@@ -143,6 +180,7 @@ _VERSION = re.compile(r"^\s*(\d+)\.(\d+)")
 _OTHER_BACKENDS = frozenset({"xpu", "npu", "mps", "hpu", "mlu", "musa", "xla", "tpu", "ipu", "dipu", "sdaa", "supa", "klxpu", "rocm", "hip"})
 _PLACES = re.compile(r"""["'](cuda|cpu|neuron)\b|\.cuda\(|\.to\(|device""")
 _GUARDS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+_KEY_METHODS = frozenset({"get", "pop", "setdefault"})  # their first argument is a key
 _COMPARE_METHODS = frozenset({"startswith", "endswith", "find", "index", "count", "__contains__"})
 
 
@@ -220,6 +258,7 @@ class Verifier:
         root = tree.root
         self.kept = backend_scopes(root, names, path) if isinstance(root, cst.Module) else NO_SCOPES
         self._absent: dict[int, cst.BaseStatement] | None = None  # see _absent_library_trys
+        self._cuda_imports: dict[str, list[cst.ImportFrom]] | None = None  # see _cuda_bound_reachably
         for node in tree.find(tree.root, *_IMPORTS):
             assert isinstance(node, (cst.Import, cst.ImportFrom))
             self._imported |= _bound_heads(node)
@@ -268,7 +307,7 @@ class Verifier:
             test = in_test or kind in _TESTS or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)  # type: ignore[attr-defined]
             extend([(kid, test) for kid in reversed(kids)])
         self._finish_bindings()
-        if expect_fallback and not self.fallback:
+        if expect_fallback and not self.fallback and not self._tests_availability_anywhere():
             self._add(
                 root,
                 FindingKind.CPU_FALLBACK,
@@ -278,6 +317,11 @@ class Verifier:
                 line=1,
             )
         return tuple(sorted(self.findings.values(), key=lambda f: (f.line, f.kind.value, f.code or "", f.message)))
+
+    def _tests_availability_anywhere(self) -> bool:
+        """An availability query in code the walk skipped as off on Neuron (``if device.type !=
+        "neuron": ... torch.accelerator.is_available()``): it is the CPU fallback there all the same."""
+        return any(self.qualified(node.func) & _AVAILABILITY for node in self.tree.find(self.tree.root, cst.Call))  # type: ignore[attr-defined]
 
     # ----------------------------------------------------------------- names and statements
     def qualified(self, node: cst.CSTNode) -> set[str]:
@@ -506,6 +550,9 @@ class Verifier:
         called = isinstance(parent, cst.Call) and parent.func is node
         if names & _AVAILABILITY:
             self.fallback = True
+        cuda = {name for name in names if name == "torch.cuda" or name.startswith("torch.cuda.")}
+        if cuda and cuda != names and not self._cuda_bound_reachably((dotted(node) or "").split(".")[0]):
+            names = names - cuda  # `else: from torch.cuda.amp import GradScaler` under a test true on Neuron
         for name in sorted(names):
             if name == "torch.cuda" or name.startswith("torch.cuda."):
                 if name in _HARMLESS or in_test and name in _HARMLESS_IN_TESTS:
@@ -522,6 +569,14 @@ class Verifier:
                 if not called:
                     return  # isinstance(model, DataParallel) unwraps; only building one is CUDA-only
                 self._cuda_only(node, "DataParallel left in the port: port to DDP with backend \"neuron\" under torchrun", "NRN109")
+                return
+            if called and name.startswith("torch.accelerator.") and name.rsplit(".", 1)[-1] in _ACCELERATOR_MEMORY:
+                tail = name.rsplit(".", 1)[-1]
+                if not _marked(self.statement_of(node), "NRN104") and not self._kept(node):
+                    message = ACCELERATOR_OWN_MEMORY_MARKED.get(tail) or (
+                        f"{name} asserts on Neuron (its allocator is not torch's DeviceAllocator): use torch.get_device_module().{tail}"
+                    )
+                    self._add(node, FindingKind.NEURON_API, message, "NRN104")
                 return
             if name == "torch.neuron" or name.startswith("torch.neuron."):
                 self._neuron_api(node, name[len("torch.neuron."):], parent if called else None)
@@ -544,15 +599,43 @@ class Verifier:
                 self._use(node, library)
                 return
 
+    def _cuda_bound_reachably(self, head: str) -> bool:
+        """Whether an import that binds ``head`` to a ``torch.cuda`` name can run on Neuron: a name
+        imported from torch.amp or from torch.cuda.amp by a version test is the first there."""
+        if self._cuda_imports is None:
+            self._cuda_imports = {}
+            for node in self.tree.find(self.tree.root, cst.ImportFrom):
+                assert isinstance(node, cst.ImportFrom)
+                module = dotted(node.module) if node.module is not None and not node.relative else None
+                if module is None or isinstance(node.names, cst.ImportStar) or not (module + ".").startswith("torch.cuda."):
+                    continue
+                for alias in node.names:
+                    asname = alias.asname.name if alias.asname is not None else None
+                    local = asname.value if isinstance(asname, cst.Name) else dotted(alias.name) or ""
+                    self._cuda_imports.setdefault(local, []).append(node)
+        return any(self._reachable(node) for node in self._cuda_imports.get(head, ()))
+
+    def _reachable(self, node: cst.CSTNode) -> bool:
+        """Not in a branch a test decided on Neuron keeps off, nor after an absent library's import."""
+        child, current = node, self.tree.parents.get(node)
+        while current is not None:
+            if type(current) in _BRANCHES:
+                value = self.value(current.test)  # type: ignore[attr-defined]
+                if child is current.body and value is False:  # type: ignore[attr-defined]
+                    return False
+                if child is current.orelse and value is True and type(current) is not cst.While:  # type: ignore[attr-defined]
+                    return False
+            child, current = current, self.tree.parents.get(current)
+        return not (self._absent_library_trys() and self._after_absent_import(node))
+
     def _use(self, node: cst.CSTNode, library: cuda_only.Entry) -> None:
         head = (dotted(node) or "").split(".")[0]
         statement = self.statement_of(node)
         for binding in self.bindings.get(head, ()):
-            binding.uses.append((statement, _marked(statement) or self._kept(statement)))
+            binding.uses.append((statement, _marked(statement, library.code) or self._kept(statement)))
             return
         # bound by an import in a branch not reachable here, or after: judge the use alone
-        if not _marked(statement):
-            self._cuda_only(node, library.message, library.code)
+        self._cuda_only(node, library.message, library.code)
 
     def _call(self, call: cst.Call) -> None:
         func = call.func
@@ -582,12 +665,11 @@ class Verifier:
         if isinstance(node, cst.ImportFrom) and (node.relative or node.module is None):
             return
         statement = self.statement_of(node)
-        marked = _marked(statement)
         guarded = _guarded(self.tree, statement)
         module = dotted(node.module) if isinstance(node, cst.ImportFrom) and node.module is not None else None
         if isinstance(node.names, cst.ImportStar):
             entry = cuda_only.library_for(module or "")
-            if entry is not None and not marked:
+            if entry is not None:
                 self._cuda_only(node, entry.message, entry.code)
             return
         for alias in node.names:
@@ -599,6 +681,7 @@ class Verifier:
             asname = alias.asname.name if alias.asname is not None else None
             local = asname.value if isinstance(asname, cst.Name) else name.split(".")[0] if module is None else name
             whole = module is None and "." not in name
+            marked = _marked(statement, entry.code)
             self.bindings.setdefault(local, []).append(_Binding(statement, entry, marked, whole, guarded))
             if marked:
                 self._marked_blocks.add((id(self.tree.parents.get(statement)), entry.prefix))
@@ -699,7 +782,7 @@ class Verifier:
 
     # ----------------------------------------------------------------- recording
     def _cuda_only(self, node: cst.CSTNode, message: str, code: str | None) -> None:
-        if _marked(self.statement_of(node)) or self._kept(node):
+        if _marked(self.statement_of(node), code) or self._kept(node):
             return
         self._add(node, FindingKind.CUDA_ONLY, message, code)
 
@@ -742,14 +825,26 @@ def bind_problem(entry: Entry, call: cst.Call) -> str | None:
 
 
 # --------------------------------------------------------------------- helpers
-def _marked(statement: cst.CSTNode) -> bool:
-    """A ``# porter:`` comment line right above the statement, or trailing it."""
-    for line in getattr(statement, "leading_lines", ()):
-        if line.comment is not None and line.comment.value.startswith(MARKER):
-            return True
-    trailing = getattr(statement, "trailing_whitespace", None)
-    comment = getattr(trailing, "comment", None)
-    return comment is not None and comment.value.startswith(MARKER)
+def _marked(statement: cst.CSTNode, code: str | None) -> bool:
+    """Whether a ``# porter: CODE`` marker right above the statement, or trailing it, is about a
+    finding of ``code`` (``MARKER_COVERS``): a marker of another code excuses nothing else there."""
+    codes = marker_codes(statement)
+    if code is None:
+        return bool(codes)
+    return any(code == held or code in MARKER_COVERS.get(held, ()) for held in codes)
+
+
+def marker_codes(statement: cst.CSTNode) -> set[str]:
+    """The codes of the ``# porter: CODE ...`` markers above ``statement`` or trailing it
+    (``# porter: ignore[...]`` is a suppression, which the engine applies by its own codes)."""
+    comments = [line.comment for line in getattr(statement, "leading_lines", ())]
+    comments.append(getattr(getattr(statement, "trailing_whitespace", None), "comment", None))
+    codes = set()
+    for comment in comments:
+        match = _MARKER_CODE.match(comment.value) if comment is not None else None
+        if match is not None:
+            codes.add(match.group(1))
+    return codes
 
 
 def _bound_heads(node: cst.Import | cst.ImportFrom) -> set[str]:
@@ -866,6 +961,8 @@ def _is_compared(tree: TreeIndex, node: cst.CSTNode) -> bool:
         call = tree.parents.get(parent)
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _COMPARE_METHODS:
             return True
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _KEY_METHODS:
+            return call.args[0] is parent and parent.keyword is None  # state.get("cuda"): a key, not a device
     return False
 
 

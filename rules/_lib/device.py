@@ -24,12 +24,16 @@ cuDNN / TF32 switches                            removed                        
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 import libcst as cst
 
 from porter.engine.changes import ImportSpec
+from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 # Names that hold a device (or a device type): device, DEVICE, self.device, device_type, train_dev ...
@@ -165,3 +169,143 @@ def torch_ref(module: cst.Module) -> tuple[str, tuple[ImportSpec, ...]]:
 def retorch(text: str, name: str) -> str:
     """Generated source ``text`` with its ``torch.`` references spelled ``name.``."""
     return text if name == "torch" else re.sub(r"\btorch\.", f"{name}.", text)
+
+
+# Library callees that take any torch device (or device type) at a positional index, by qualified
+# name -> index (torch 2.13 signatures, read here with inspect.signature; safetensors 0.x:
+# ``load_file(filename, device="cpu")``). Keywords are DEVICE_KEYWORDS' (map_location, device, device_type).
+DEVICE_POSITIONS: dict[str, int] = {
+    "torch.load": 1,  # load(f, map_location=None, pickle_module=None, *, ...)
+    "torch.serialization.load": 1,
+    "torch.jit.load": 1,  # load(f, map_location=None, _extra_files=None, ...)
+    "torch.hub.load_state_dict_from_url": 2,  # (url, model_dir=None, map_location=None, ...)
+    "torch.utils.model_zoo.load_url": 2,
+    "safetensors.torch.load_file": 1,
+    "torch.distributed.device_mesh.DeviceMesh": 0,  # DeviceMesh(device_type, mesh=None, *, ...)
+    "torch.distributed.tensor.DeviceMesh": 0,
+    "torch.amp.is_autocast_available": 0,  # is_autocast_available(device_type)
+    "torch.amp.autocast_mode.is_autocast_available": 0,
+}
+
+
+@dataclass(frozen=True)
+class _Signature:
+    positional: tuple[str, ...]  # positional parameters, ``self``/``cls`` dropped for methods and classes
+    keywords: frozenset[str]  # every parameter that can be passed by name
+    devices: frozenset[str]  # parameters the body uses as a device as they are (see _device_uses)
+
+
+@dataclass(frozen=True)
+class LocalCallees(FileAnalysis):
+    """The signatures of the functions and classes this file defines, for resolving a call's
+    argument to the parameter it binds: a function name defined once in the file (at any depth,
+    not as a method), a class defined once at module level (its ``__init__``), and
+    ``self.method(...)`` inside the class defining ``method``. A name defined twice is not resolved."""
+
+    functions: Mapping[str, _Signature]
+    methods: Mapping[tuple[str, str], _Signature]  # (class, method)
+
+    @classmethod
+    def compute(cls, rule: Rule) -> LocalCallees:
+        functions: dict[str, _Signature | None] = {}
+        methods: dict[tuple[str, str], _Signature | None] = {}
+        module = rule.context.module
+        for node in child_index(rule).preorder:
+            if isinstance(node, cst.ClassDef):
+                for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
+                    if isinstance(statement, cst.FunctionDef):
+                        key = (node.name.value, statement.name.value)
+                        methods[key] = None if key in methods else _signature(rule, statement, bound=True)
+                        if statement.name.value == "__init__" and rule.parent(node) is module:
+                            name = node.name.value
+                            functions[name] = None if name in functions else methods[key]
+            elif isinstance(node, cst.FunctionDef) and not isinstance(_owner(rule, node), cst.ClassDef):
+                name = node.name.value
+                functions[name] = None if name in functions else _signature(rule, node, bound=False)
+        return cls(
+            {k: v for k, v in functions.items() if v is not None},
+            {k: v for k, v in methods.items() if v is not None},
+        )
+
+    def parameter(self, rule: Rule, call: cst.Call, arg: cst.Arg) -> str | None:
+        """The parameter of a function or class of this file that ``arg`` binds, when its body uses
+        it as a device as it is (``.to(p)``, ``device=p``, ``torch.device(p)``, ``self.x_device = p``,
+        a device-named keyword of another call), else None: a parameter only inspected
+        (``getattr(device, "type", ...)`` to pick a device module) is not a device to port."""
+        signature: _Signature | None = None
+        func = call.func
+        if isinstance(func, cst.Name):
+            signature = self.functions.get(func.value)
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            owner = next((a for a in rule.ancestors(call) if isinstance(a, cst.ClassDef)), None)
+            signature = self.methods.get((owner.name.value, func.attr.value)) if owner is not None else None
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            made = _constructed_as(rule, call, func.value.value)
+            signature = self.methods.get((made, func.attr.value)) if made is not None else None
+        if signature is None or arg.star:
+            return None
+        if arg.keyword is not None:
+            name: str | None = arg.keyword.value if arg.keyword.value in signature.keywords else None
+        elif any(a.star for a in call.args[: call.args.index(arg)]):
+            return None  # f(*xs, "cuda"): the index is not known
+        else:
+            index = [a for a in call.args if a.keyword is None and not a.star].index(arg)
+            name = signature.positional[index] if index < len(signature.positional) else None
+        return name if name in signature.devices else None
+
+
+def _constructed_as(rule: Rule, node: cst.CSTNode, name: str) -> str | None:
+    """The class every assignment of ``name`` in the function (or module) holding ``node`` calls
+    (``buffer = ReplayBuffer(...)``), or None when one assigns anything else."""
+    scope = next((a for a in rule.ancestors(node) if isinstance(a, cst.FunctionDef)), rule.context.module)
+    made: set[str] = set()
+    for inner in child_index(rule).walk(scope):
+        if isinstance(inner, (cst.AugAssign, cst.AnnAssign, cst.For, cst.With, cst.NamedExpr)):
+            target = getattr(inner, "target", None)
+            if isinstance(target, cst.Name) and target.value == name:
+                return None
+        if not isinstance(inner, cst.Assign) or not any(isinstance(t.target, cst.Name) and t.target.value == name for t in inner.targets):
+            continue
+        if len(inner.targets) != 1 or not (isinstance(inner.value, cst.Call) and isinstance(inner.value.func, cst.Name)):
+            return None
+        made.add(inner.value.func.value)
+    return made.pop() if len(made) == 1 else None
+
+
+def _owner(rule: Rule, node: cst.CSTNode) -> cst.CSTNode | None:
+    """The class or function whose body defines ``node`` (None at module level)."""
+    return next((a for a in rule.ancestors(node) if isinstance(a, (cst.ClassDef, cst.FunctionDef))), None)
+
+
+def _signature(rule: Rule, function: cst.FunctionDef, bound: bool) -> _Signature:
+    params = function.params
+    positional = [p.name.value for p in (*params.posonly_params, *params.params)]
+    if bound and positional and not any(_static(d) for d in function.decorators):
+        positional = positional[1:]
+    keywords = frozenset(p.name.value for p in (*params.params, *params.kwonly_params))
+    return _Signature(tuple(positional), keywords, _device_uses(rule, function, {*positional, *keywords}))
+
+
+def _device_uses(rule: Rule, function: cst.FunctionDef, names: set[str]) -> frozenset[str]:
+    """The parameters in ``names`` the body uses, as they are, in a device position: the first
+    argument of ``.to()``/``torch.device()``, a device-named keyword (``device=``, ``storing_device=``),
+    or the value assigned to a device-named name or attribute."""
+    used: set[str] = set()
+    for inner in child_index(rule).walk(function.body):
+        if isinstance(inner, cst.Arg) and isinstance(inner.value, cst.Name) and inner.value.value in names:
+            call = rule.parent(inner)
+            if inner.keyword is not None:
+                if DEVICE_NAME.search(inner.keyword.value):
+                    used.add(inner.value.value)
+            elif isinstance(call, cst.Call) and call.args and call.args[0] is inner:
+                method = call.func.attr.value if isinstance(call.func, cst.Attribute) else None
+                if method == "to" or (dotted(call.func) or "").endswith("torch.device"):
+                    used.add(inner.value.value)
+        elif isinstance(inner, cst.Assign) and isinstance(inner.value, cst.Name) and inner.value.value in names:
+            if any(device_named(target.target) for target in inner.targets):
+                used.add(inner.value.value)
+    return frozenset(used)
+
+
+def _static(decorator: cst.Decorator) -> bool:
+    return dotted(decorator.decorator) == "staticmethod"

@@ -184,3 +184,28 @@ TENSOR_TYPES: dict[str, str] = {
     "BoolTensor": "torch.bool",
 }
 FLOATING_TENSOR_TYPES: frozenset[str] = frozenset({"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor"})
+
+# The user's own torch.accelerator memory calls (torch 2.13: torch/accelerator/memory.py). They go
+# through torch's DeviceAllocator, which the Neuron allocator is not registered as, and assert on
+# Neuron (neuron-facts §0.1); on a CPU-only torch they raise RuntimeError ("Cannot access
+# accelerator device when none is available", run here on torch 2.13 CPU). Ported in both styles to
+# the same name on torch.get_device_module() (torch.neuron on Trainium, torch.cuda on a GPU: the
+# call stays device-generic), or marked where torch.neuron has no counterpart.
+ACCELERATOR_OWN_MEMORY: frozenset[str] = frozenset(
+    {
+        "empty_cache",
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+        "memory_stats",
+        "reset_peak_memory_stats",
+        "reset_accumulated_memory_stats",
+    }
+)
+ACCELERATOR_OWN_MEMORY_MARKED: dict[str, str] = {
+    "get_memory_info": "torch.accelerator.get_memory_info asserts on Neuron (its allocator is not torch's DeviceAllocator) and "
+    "torch.neuron has no mem_get_info; use torch.get_device_module().memory_allocated() / get_device_properties().total_memory",
+    "empty_host_cache": "torch.accelerator.empty_host_cache: whether Neuron registers a host allocator with torch was not verified "
+    "(the torch-neuronx sources read have none); remove it, or keep it where it is known to work",
+}
