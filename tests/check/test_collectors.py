@@ -169,3 +169,12 @@ def test_padding_from_input_ids_uses_the_pad_id_the_graph_compares_with() -> Non
     padding = report["padding"]
     assert padding["sources"] == ["input_ids == 3"]
     assert (padding["padded"], padding["tokens"]) == (3 * 12, 3 * 32)  # 3 steps, 12 of 32 padded each
+
+
+def test_cpu_copy_of_a_device_model_stays_on_the_cpu() -> None:
+    """copy_ / _foreach_copy_ into CPU tensors keep them CPU tensors (torchrl's collector acts with a
+    CPU copy of the policy): acting with the copy on CPU data is no mixing. Before, the copy's
+    weights took the source's device tag and every CPU forward was reported as mixing."""
+    code, report = check("cpu_copy_policy.py", "--steps", "4", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 4 and code == 0, report["findings"]

@@ -43,7 +43,15 @@ MIXING_OK = {
     T.to, T.copy_, T.__setitem__, T.__getitem__, T.index_select, T.index_put_, T.index_add_,
     torch.index_select, T.new_tensor, torch.tensor, torch.as_tensor, T.set_, T.cpu, T.cuda,
     T.pin_memory, T.backward, torch.autograd.backward, T.numpy,
+    torch._foreach_copy_,  # per-tensor copy_ across devices (ATen's slow path; the fast path needs one device)
 }
+
+
+def _in_place(func: Any) -> bool:
+    """An in-place op (``copy_``, ``add_``, ``_foreach_copy_``): it writes into its first argument.
+    ``set_`` is not: it gives its first argument the source's storage, and so its device."""
+    name = getattr(func, "__name__", "")
+    return name.endswith("_") and not name.endswith("__") and name != "set_"
 
 
 def _python_override(args: tuple, kwargs: dict) -> Any:
@@ -206,6 +214,8 @@ class DeviceMode(TorchFunctionMode):
         if plain and func not in MIXING_OK and not _asked_by_mesh_code():  # FSDP2's own CPU-mesh buffers
             file, line = user_location()
             STATE.mixing[(_name(func), file, line)] += 1
+        if _in_place(func):
+            return  # its output is its first argument, which stays where it is (a CPU copy_ target stays CPU)
         self._tag_outputs(out, tagged, func)
 
     def _tag_outputs(self, out: Any, dev: str, func: Any) -> None:
