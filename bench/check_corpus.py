@@ -132,6 +132,11 @@ _TORCHTUNE_QWEN = (
 # compile off, losses), small sizes, and logging and checkpoints off.
 _TORCHRL_CONFIG = ("{name}.yaml: the Hydra config {script} reads (its keys from the script and its utils; "
                    "the project's own defaults, small sizes, logger and checkpoints off)")
+# _COMPILE_ON: compile.compile is the script's own switch (off in the project's YAML). The port made its
+# torch.compile(update) a neuron compile; left off, the port runs op by op on Trainium and the check
+# fails it as "nothing compiled". On, the check proves the compiled update (the original runs eagerly
+# in the check either way).
+_TORCHRL_COMPILED = " (compile.compile: True, the script's own switch: see _COMPILE_ON)"
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
@@ -160,9 +165,9 @@ RECIPES: dict[str, Recipe] = {
         "logger": {"backend": None, "project_name": "check", "group_name": None, "test_interval": 100000,
                    "num_test_episodes": 1, "video": False},
         "optim": {"lr": 2.5e-4}, "loss": {"gamma": 0.99, "hard_update_freq": 50, "num_updates": 2},
-        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
         "checkpoint": {"path": None, "interval": 0, "resume": False, "format": "archive", "strict": "error"},
-    }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole")),
+    }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole") + _TORCHRL_COMPILED),
     "torchrl-0.14.1/sota-implementations/discrete_sac/discrete_sac.py": hydra_recipe("config", {
         "env": {"name": "CartPole-v1", "task": "", "library": "gymnasium", "seed": 42, "max_episode_steps": 500},
         "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32,
@@ -171,10 +176,10 @@ RECIPES: dict[str, Recipe] = {
         "optim": {"utd_ratio": 1.0, "gamma": 0.99, "batch_size": 16, "lr": 3.0e-4, "weight_decay": 0.0,
                   "target_update_polyak": 0.995, "target_entropy_weight": 0.2, "loss_function": "l2"},
         "network": {"hidden_sizes": [32, 32], "activation": "relu", "device": None},
-        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "mode": "offline", "eval_iter": 100000, "video": False},
-    }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config")),
+    }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config") + _TORCHRL_COMPILED),
     # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
         "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},

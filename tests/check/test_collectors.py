@@ -178,3 +178,12 @@ def test_cpu_copy_of_a_device_model_stays_on_the_cpu() -> None:
     code, report = check("cpu_copy_policy.py", "--steps", "4", "--allow-eager")
     assert not findings(report, "device-mixing"), report["findings"]
     assert report["steps_run"] == 4 and code == 0, report["findings"]
+
+
+def test_to_device_inside_a_compiled_function_traces() -> None:
+    """x.to(device) traced by Dynamo goes to the emulated device (the CPU), not to a PrivateUse1
+    fake tensor that meets the CPU ones (torchrl's gamma.to(self._device): Tensor device mismatch)."""
+    code, report = check("compiled_to_device.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 3 and report["graphs"], report["findings"]
+    assert code == 0, report["findings"]

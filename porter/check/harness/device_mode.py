@@ -139,6 +139,10 @@ class DeviceMode(TorchFunctionMode):
             dev = kwargs.get("device")
             if dev is not None and self._kind(dev) not in (None, "cpu", "meta"):
                 kwargs = {**kwargs, "device": "cpu"}
+            if func is T.to and len(args) > 1 and self._kind(args[1]) not in (None, "cpu", "meta"):
+                # x.to(device) traced: the emulated device is the CPU here too (a real PrivateUse1
+                # fake tensor would meet the CPU ones: "Tensor device mismatch", torchrl's gamma.to(device))
+                args = (args[0], "cpu", *args[2:])
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _DEVICE_GETTER:
             dev = dev_of(args[0])
