@@ -354,16 +354,48 @@ def clamp_slice_ends(gm: tfx.GraphModule) -> int:
     return clamped
 
 
+def split_fma(gm: tfx.GraphModule) -> int:
+    """``prims.fma(a, b, c)`` -> ``add(mul(a, b), c)`` in place; returns how many were split.
+
+    Dynamo itself writes ``addcmul_``/``addcdiv_``/``add_`` with a tensor ``value``/``alpha`` as
+    ``torch._inductor.inductor_prims.fma`` (torch/_dynamo/variables/tensor.py, with
+    ``enable_dynamo_decompositions``, on by default), so every backend gets it, an optimizer step
+    compiled with the model among them (torch.optim.Adam's ``addcmul_``). Upstream torch-mlir has
+    no lowering for it; its reference is ``(a * b) + c`` (inductor_prims.py), which StableHLO
+    spells as a multiply and an add (it has no fused op). What TorchNeuron's fork does with it is
+    not known here.
+    """
+    target = getattr(getattr(torch.ops, "prims", None), "fma", None)
+    split = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or target is None or node.target not in (target, getattr(target, "default", None)):
+            continue
+        a, b, c = node.args[:3]
+        with gm.graph.inserting_before(node):
+            product = gm.graph.call_function(aten.mul.Tensor, (a, b))
+            total = gm.graph.call_function(aten.add.Tensor, (product, c))
+        total.meta = dict(node.meta)
+        if "val" in node.meta:
+            product.meta["val"] = node.meta["val"]
+        node.replace_all_uses_with(total)
+        gm.graph.erase_node(node)
+        split += 1
+    if split:
+        gm.recompile()
+    return split
+
+
 def prepare(gm: tfx.GraphModule) -> tfx.GraphModule:
     """The graph as the importer should see it: None outputs stripped, pool strides spelled out,
-    input mutations returned instead of copied in place, slice bounds clamped. Always a copy:
-    the caller runs ``gm``."""
+    input mutations returned instead of copied in place, slice bounds clamped, Dynamo's fma split.
+    Always a copy: the caller runs ``gm``."""
     ready = strip_none_outputs(gm)
     if ready is gm:
         ready = copy.deepcopy(gm)
     normalize_pool_strides(ready)
     returned_input_mutations(ready)
     clamp_slice_ends(ready)
+    split_fma(ready)
     return ready
 
 
