@@ -187,3 +187,11 @@ def test_to_device_inside_a_compiled_function_traces() -> None:
     assert report["crash"] is None, report["crash"]
     assert report["steps_run"] == 3 and report["graphs"], report["findings"]
     assert code == 0, report["findings"]
+
+
+def test_vmap_outputs_are_on_the_device() -> None:
+    """torch.vmap's outputs are where its inputs are: before, they came back untagged and their
+    first use with a device tensor was reported as mixing (torchrl's MultiAgentMLP, mappo_ippo)."""
+    code, report = check("vmap_outputs.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]
