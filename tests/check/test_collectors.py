@@ -195,3 +195,11 @@ def test_vmap_outputs_are_on_the_device() -> None:
     code, report = check("vmap_outputs.py", "--steps", "2", "--allow-eager")
     assert not findings(report, "device-mixing"), report["findings"]
     assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
+def test_data_rebinding_moves_the_tensor() -> None:
+    """t.data = other puts t on other's device (tensordict rebinds buffers so); is_set_to computes
+    nothing. Before, the rebound buffer stayed a CPU tensor and mixed in every use."""
+    code, report = check("data_rebind.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]

@@ -25,6 +25,7 @@ TAG = "_porter_dev"
 _HOOKED = "_porter_grad_hooked"
 _DEVICE_GETTER = torch._C.TensorBase.__dict__["device"]
 _IS_CUDA_GETTER = torch._C.TensorBase.__dict__["is_cuda"]
+_DATA = torch._C.TensorBase.__dict__["data"]
 
 T = torch.Tensor
 SYNC_KINDS: dict[Any, str] = {
@@ -43,6 +44,7 @@ MIXING_OK = {
     T.to, T.copy_, T.__setitem__, T.__getitem__, T.index_select, T.index_put_, T.index_add_,
     torch.index_select, T.new_tensor, torch.tensor, torch.as_tensor, T.set_, T.cpu, T.cuda,
     T.pin_memory, T.backward, torch.autograd.backward, T.numpy,
+    T.is_set_to,  # compares storages, computes nothing
     torch._foreach_copy_,  # per-tensor copy_ across devices (ATen's slow path; the fast path needs one device)
 }
 
@@ -156,6 +158,16 @@ class DeviceMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _IS_CUDA_GETTER:
             return dev_of(args[0]) == "cuda"
+        if getattr(func, "__self__", None) is _DATA and getattr(func, "__name__", "") == "__set__":
+            # t.data = other: t now holds other's storage, so other's device (tensordict's
+            # TensorDictParams._apply rebinds a module's buffers so when it moves them)
+            out = func(*args, **kwargs)
+            moved = dev_of(args[1]) if len(args) > 1 and isinstance(args[1], torch.Tensor) else None
+            if moved is not None:
+                tag(args[0], moved)
+            elif dev_of(args[0]) is not None:
+                delattr(args[0], TAG)
+            return out
 
         kind = SYNC_KINDS.get(func)
         if kind is not None:
