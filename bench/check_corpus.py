@@ -315,6 +315,11 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
     ("bf16 precision was requested but not available", "porter's", "torchtune 0.6.1's verify_bf16_support "
      "(torchtune/training/precision.py:63-72) knows CUDA, MPS, NPU and XPU only: NRN116 should have given get_dtype's "
      "check the CPU (get_dtype, precision.py:113)"),
+    ("module 'torch.cpu' has no attribute 'memory_stats'", "porter's (a library callee NRN116 does not cover yet)",
+     "torchtune 0.6.1's get_memory_stats (torchtune/training/memory.py:266) takes its device module from "
+     "get_torch_device_namespace (torchtune/utils/_device.py:251-264: cuda, npu, xpu, mps, else torch.cpu): the recipe "
+     "calls it for any device but the CPU (full_finetune_single_device.py:453-454), so the ported device: neuron "
+     "reaches torch.cpu.memory_stats, on Trainium too"),
     ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
