@@ -132,6 +132,11 @@ _TORCHTUNE_QWEN = (
 # compile off, losses), small sizes, and logging and checkpoints off.
 _TORCHRL_CONFIG = ("{name}.yaml: the Hydra config {script} reads (its keys from the script and its utils; "
                    "the project's own defaults, small sizes, logger and checkpoints off)")
+# _COMPILE_ON: compile.compile is the script's own switch (off in the project's YAML). The port made its
+# torch.compile(update) a neuron compile; left off, the port runs op by op on Trainium and the check
+# fails it as "nothing compiled". On, the check proves the compiled update (the original runs eagerly
+# in the check either way).
+_TORCHRL_COMPILED = " (compile.compile: True, the script's own switch: see _COMPILE_ON)"
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
@@ -160,9 +165,9 @@ RECIPES: dict[str, Recipe] = {
         "logger": {"backend": None, "project_name": "check", "group_name": None, "test_interval": 100000,
                    "num_test_episodes": 1, "video": False},
         "optim": {"lr": 2.5e-4}, "loss": {"gamma": 0.99, "hard_update_freq": 50, "num_updates": 2},
-        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
         "checkpoint": {"path": None, "interval": 0, "resume": False, "format": "archive", "strict": "error"},
-    }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole")),
+    }, why=_TORCHRL_CONFIG.format(script="dqn_cartpole.py", name="config_cartpole") + _TORCHRL_COMPILED),
     "torchrl-0.14.1/sota-implementations/discrete_sac/discrete_sac.py": hydra_recipe("config", {
         "env": {"name": "CartPole-v1", "task": "", "library": "gymnasium", "seed": 42, "max_episode_steps": 500},
         "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32,
@@ -171,10 +176,10 @@ RECIPES: dict[str, Recipe] = {
         "optim": {"utd_ratio": 1.0, "gamma": 0.99, "batch_size": 16, "lr": 3.0e-4, "weight_decay": 0.0,
                   "target_update_polyak": 0.995, "target_entropy_weight": 0.2, "loss_function": "l2"},
         "network": {"hidden_sizes": [32, 32], "activation": "relu", "device": None},
-        "compile": {"compile": False, "compile_mode": None, "cudagraphs": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "mode": "offline", "eval_iter": 100000, "video": False},
-    }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config")),
+    }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config") + _TORCHRL_COMPILED),
     # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
         "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
@@ -300,26 +305,37 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
 NOTHING = "nothing to port"
 
 # Where a failing finding or crash comes from a library the script calls, read in that library's
-# source (the unpacked archive): (text of the finding or crash, the reason at its line).
-LIBRARY_LIMITS: tuple[tuple[str, str], ...] = (
-    ("Non supported device", "torchrl 0.14.1's Collector takes a sync function for cuda, mps, npu or cpu env devices "
-     "only (torchrl/collectors/_single.py:1023, _get_sync_fn): the env/collector device porter ported to neuron "
-     "cannot be collected from on Trainium either; the collector's device has to stay the CPU"),
-    ("bf16 precision was requested but not available", "torchtune 0.6.1's verify_bf16_support "
-     "(torchtune/training/precision.py:63-72) knows CUDA, MPS, NPU and XPU only: the config's dtype: bf16 on the "
-     "ported device: neuron raises on Trainium too (get_dtype, precision.py:113)"),
+# source (the unpacked archive): (text of the finding or crash, whose it is, the reason at its line).
+# "porter's": porter handed the library what it rejects (NRN116 library-devices ports these now; seen
+# again, that rule missed a case). "the library's": the original would do the same on CUDA.
+LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
+    ("Non supported device", "porter's", "torchrl 0.14.1's Collector takes a sync function for cuda, mps, npu or cpu "
+     "devices only (torchrl/collectors/_single.py:1023, _get_sync_fn): a collector device ported to neuron; NRN116 "
+     "should have given the collector the CPU"),
+    ("bf16 precision was requested but not available", "porter's", "torchtune 0.6.1's verify_bf16_support "
+     "(torchtune/training/precision.py:63-72) knows CUDA, MPS, NPU and XPU only: NRN116 should have given get_dtype's "
+     "check the CPU (get_dtype, precision.py:113)"),
+    ("module 'torch.cpu' has no attribute 'memory_stats'", "porter's (a library callee NRN116 does not cover yet)",
+     "torchtune 0.6.1's get_memory_stats (torchtune/training/memory.py:266) takes its device module from "
+     "get_torch_device_namespace (torchtune/utils/_device.py:251-264: cuda, npu, xpu, mps, else torch.cpu): the recipe "
+     "calls it for any device but the CPU (full_finetune_single_device.py:453-454), so the ported device: neuron "
+     "reaches torch.cpu.memory_stats, on Trainium too"),
+    ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
+     "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
+     "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
 )
 # A script whose device comes from this call trains on the CPU on a Trainium host.
 _CHOOSER = "get_available_device("
 _CHOOSER_WHY = ("takes its device from torchrl._utils.get_available_device() (torchrl/_utils.py:1197: CUDA, NPU, MPS, "
-                "else the CPU): on a Trainium host the CPU; porter has no rule for that library call")
+                "else the CPU): on a Trainium host the CPU; NRN116 should have picked the accelerator")
 
 
-def library_limit(text: str, port: Path) -> str | None:
+def library_limit(text: str, port: Path) -> tuple[str, str] | None:
+    """(whose, why) for a root cause that is a library's limit or a port of a library call, else None."""
     if "no tensor reached the neuron device" in text:
         lines = [n for n, line in enumerate(port.read_text(encoding="utf-8").splitlines(), 1) if _CHOOSER in line]
-        return f"{port.name}:{lines[0]} {_CHOOSER_WHY}" if lines else None
-    return next((why for needle, why in LIBRARY_LIMITS if needle in text), None)
+        return ("porter's", f"{port.name}:{lines[0]} {_CHOOSER_WHY}") if lines else None
+    return next(((whose, why) for needle, whose, why in LIBRARY_LIMITS if needle in text), None)
 
 
 def help_with_files(f: corpus.CorpusFile, recipe: Recipe, deps: Path | None) -> tuple[bool, str]:
@@ -400,10 +416,10 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     # the root cause is the script's own when the original crashes too, or it is a parity mismatch
     # the original shows against itself
     own = bool(report.get("crash")) and "the original crashed here" in text or "the original against itself" in cause
-    who = "the script's own (its original fails too)" if own else "porter's"
     limit = library_limit(cause, port)
+    who = "the script's own (its original fails too)" if own else limit[0] if limit else "porter's"
     return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
-                   + (f"\n    why: {limit}" if limit else ""), done.returncode, facts)
+                   + (f"\n    why: {limit[1]}" if limit else ""), done.returncode, facts)
 
 
 def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:

@@ -121,12 +121,59 @@ EXTRA_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
 }
 
 
+# Foreach ops (tensordict's and torch.optim's multi-tensor paths) have no torch-mlir lowering and no
+# decomposition in torch's table (inductor lowers them itself): each becomes its op once per tensor.
+_FOREACH_POINTWISE = ("add", "sub", "mul", "div", "addcmul", "addcdiv", "lerp", "maximum", "minimum", "pow",
+                      "sqrt", "exp", "log", "neg", "abs", "sign", "reciprocal", "sigmoid", "tanh", "clamp_min",
+                      "clamp_max", "copy")
+
+
+def _per_tensor(base: Any) -> Callable[..., Any]:
+    """The foreach form of ``base`` (an OpOverloadPacket). A foreach schema passes positionally what
+    the op takes as keyword-only (``_foreach_addcmul.Scalar(self[], t1[], t2[], value)``, ``addcmul(self,
+    t1, t2, *, value)``): the extra positional arguments go to the op's keyword-only ones, in order."""
+    schema = getattr(base, base.overloads()[0])._schema
+    positional = [a.name for a in schema.arguments if not a.kwarg_only]
+    keyword_only = [a.name for a in schema.arguments if a.kwarg_only]
+
+    def run(*args: Any, **kwargs: Any) -> list[Any]:
+        def pick(value: Any, i: int) -> Any:
+            return value[i] if isinstance(value, (list, tuple)) else value
+
+        head, extra = args[: len(positional)], args[len(positional):]
+        named = {**dict(zip(keyword_only, extra)), **kwargs}
+        return [base(*(pick(a, i) for a in head), **{k: pick(v, i) for k, v in named.items()}) for i in range(len(args[0]))]
+
+    return run
+
+
+def foreach_decompositions() -> dict[Any, Callable[..., Any]]:
+    """``aten._foreach_<op>.<overload>`` -> ``aten.<op>`` per tensor (list arguments taken element by
+    element, the others as they are). Not the ``Tensor`` scalars of addcmul/addcdiv (one value per
+    tensor, read from a tensor) nor ``pow``'s scalar base."""
+    table: dict[Any, Callable[..., Any]] = {}
+    for name in _FOREACH_POINTWISE:
+        packet, base = getattr(aten, f"_foreach_{name}", None), getattr(aten, name, None)
+        if packet is None or base is None:
+            continue
+        for overload in packet.overloads():
+            if overload.endswith("out") or overload == "ScalarAndTensor" or (overload == "Tensor" and name in ("addcmul", "addcdiv")):
+                continue
+            table[getattr(packet, overload)] = _per_tensor(base)
+    norm = getattr(aten, "_foreach_norm", None)
+    if norm is not None and "Scalar" in norm.overloads():
+        table[norm.Scalar] = lambda tensors, ord=2, dtype=None: [aten.linalg_vector_norm(t, ord, dtype=dtype) for t in tensors]
+    return table
+
+
 def decomposition_table() -> dict[Any, Callable[..., Any]]:
     """torch-mlir's own FX decomposition table plus porter's extra decompositions."""
     from torch_mlir.extras.fx_decomp_util import get_decomposition_table
 
     table = dict(get_decomposition_table())
     table.update(EXTRA_DECOMPOSITIONS)
+    for op, decomposition in foreach_decompositions().items():
+        table.setdefault(op, decomposition)
     return table
 
 
@@ -354,16 +401,48 @@ def clamp_slice_ends(gm: tfx.GraphModule) -> int:
     return clamped
 
 
+def split_fma(gm: tfx.GraphModule) -> int:
+    """``prims.fma(a, b, c)`` -> ``add(mul(a, b), c)`` in place; returns how many were split.
+
+    Dynamo itself writes ``addcmul_``/``addcdiv_``/``add_`` with a tensor ``value``/``alpha`` as
+    ``torch._inductor.inductor_prims.fma`` (torch/_dynamo/variables/tensor.py, with
+    ``enable_dynamo_decompositions``, on by default), so every backend gets it, an optimizer step
+    compiled with the model among them (torch.optim.Adam's ``addcmul_``). Upstream torch-mlir has
+    no lowering for it; its reference is ``(a * b) + c`` (inductor_prims.py), which StableHLO
+    spells as a multiply and an add (it has no fused op). What TorchNeuron's fork does with it is
+    not known here.
+    """
+    target = getattr(getattr(torch.ops, "prims", None), "fma", None)
+    split = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or target is None or node.target not in (target, getattr(target, "default", None)):
+            continue
+        a, b, c = node.args[:3]
+        with gm.graph.inserting_before(node):
+            product = gm.graph.call_function(aten.mul.Tensor, (a, b))
+            total = gm.graph.call_function(aten.add.Tensor, (product, c))
+        total.meta = dict(node.meta)
+        if "val" in node.meta:
+            product.meta["val"] = node.meta["val"]
+        node.replace_all_uses_with(total)
+        gm.graph.erase_node(node)
+        split += 1
+    if split:
+        gm.recompile()
+    return split
+
+
 def prepare(gm: tfx.GraphModule) -> tfx.GraphModule:
     """The graph as the importer should see it: None outputs stripped, pool strides spelled out,
-    input mutations returned instead of copied in place, slice bounds clamped. Always a copy:
-    the caller runs ``gm``."""
+    input mutations returned instead of copied in place, slice bounds clamped, Dynamo's fma split.
+    Always a copy: the caller runs ``gm``."""
     ready = strip_none_outputs(gm)
     if ready is gm:
         ready = copy.deepcopy(gm)
     normalize_pool_strides(ready)
     returned_input_mutations(ready)
     clamp_slice_ends(ready)
+    split_fma(ready)
     return ready
 
 

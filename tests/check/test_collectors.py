@@ -169,3 +169,37 @@ def test_padding_from_input_ids_uses_the_pad_id_the_graph_compares_with() -> Non
     padding = report["padding"]
     assert padding["sources"] == ["input_ids == 3"]
     assert (padding["padded"], padding["tokens"]) == (3 * 12, 3 * 32)  # 3 steps, 12 of 32 padded each
+
+
+def test_cpu_copy_of_a_device_model_stays_on_the_cpu() -> None:
+    """copy_ / _foreach_copy_ into CPU tensors keep them CPU tensors (torchrl's collector acts with a
+    CPU copy of the policy): acting with the copy on CPU data is no mixing. Before, the copy's
+    weights took the source's device tag and every CPU forward was reported as mixing."""
+    code, report = check("cpu_copy_policy.py", "--steps", "4", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 4 and code == 0, report["findings"]
+
+
+def test_to_device_inside_a_compiled_function_traces() -> None:
+    """x.to(device) traced by Dynamo goes to the emulated device (the CPU), not to a PrivateUse1
+    fake tensor that meets the CPU ones (torchrl's gamma.to(self._device): Tensor device mismatch)."""
+    code, report = check("compiled_to_device.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 3 and report["graphs"], report["findings"]
+    assert code == 0, report["findings"]
+
+
+def test_vmap_outputs_are_on_the_device() -> None:
+    """torch.vmap's outputs are where its inputs are: before, they came back untagged and their
+    first use with a device tensor was reported as mixing (torchrl's MultiAgentMLP, mappo_ippo)."""
+    code, report = check("vmap_outputs.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
+def test_data_rebinding_moves_the_tensor() -> None:
+    """t.data = other puts t on other's device (tensordict rebinds buffers so); is_set_to computes
+    nothing. Before, the rebound buffer stayed a CPU tensor and mixed in every use."""
+    code, report = check("data_rebind.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]

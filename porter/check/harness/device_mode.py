@@ -25,6 +25,7 @@ TAG = "_porter_dev"
 _HOOKED = "_porter_grad_hooked"
 _DEVICE_GETTER = torch._C.TensorBase.__dict__["device"]
 _IS_CUDA_GETTER = torch._C.TensorBase.__dict__["is_cuda"]
+_DATA = torch._C.TensorBase.__dict__["data"]
 
 T = torch.Tensor
 SYNC_KINDS: dict[Any, str] = {
@@ -43,7 +44,16 @@ MIXING_OK = {
     T.to, T.copy_, T.__setitem__, T.__getitem__, T.index_select, T.index_put_, T.index_add_,
     torch.index_select, T.new_tensor, torch.tensor, torch.as_tensor, T.set_, T.cpu, T.cuda,
     T.pin_memory, T.backward, torch.autograd.backward, T.numpy,
+    T.is_set_to,  # compares storages, computes nothing
+    torch._foreach_copy_,  # per-tensor copy_ across devices (ATen's slow path; the fast path needs one device)
 }
+
+
+def _in_place(func: Any) -> bool:
+    """An in-place op (``copy_``, ``add_``, ``_foreach_copy_``): it writes into its first argument.
+    ``set_`` is not: it gives its first argument the source's storage, and so its device."""
+    name = getattr(func, "__name__", "")
+    return name.endswith("_") and not name.endswith("__") and name != "set_"
 
 
 def _python_override(args: tuple, kwargs: dict) -> Any:
@@ -131,6 +141,10 @@ class DeviceMode(TorchFunctionMode):
             dev = kwargs.get("device")
             if dev is not None and self._kind(dev) not in (None, "cpu", "meta"):
                 kwargs = {**kwargs, "device": "cpu"}
+            if func is T.to and len(args) > 1 and self._kind(args[1]) not in (None, "cpu", "meta"):
+                # x.to(device) traced: the emulated device is the CPU here too (a real PrivateUse1
+                # fake tensor would meet the CPU ones: "Tensor device mismatch", torchrl's gamma.to(device))
+                args = (args[0], "cpu", *args[2:])
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _DEVICE_GETTER:
             dev = dev_of(args[0])
@@ -144,6 +158,16 @@ class DeviceMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _IS_CUDA_GETTER:
             return dev_of(args[0]) == "cuda"
+        if getattr(func, "__self__", None) is _DATA and getattr(func, "__name__", "") == "__set__":
+            # t.data = other: t now holds other's storage, so other's device (tensordict's
+            # TensorDictParams._apply rebinds a module's buffers so when it moves them)
+            out = func(*args, **kwargs)
+            moved = dev_of(args[1]) if len(args) > 1 and isinstance(args[1], torch.Tensor) else None
+            if moved is not None:
+                tag(args[0], moved)
+            elif dev_of(args[0]) is not None:
+                delattr(args[0], TAG)
+            return out
 
         kind = SYNC_KINDS.get(func)
         if kind is not None:
@@ -206,6 +230,8 @@ class DeviceMode(TorchFunctionMode):
         if plain and func not in MIXING_OK and not _asked_by_mesh_code():  # FSDP2's own CPU-mesh buffers
             file, line = user_location()
             STATE.mixing[(_name(func), file, line)] += 1
+        if _in_place(func):
+            return  # its output is its first argument, which stays where it is (a CPU copy_ target stays CPU)
         self._tag_outputs(out, tagged, func)
 
     def _tag_outputs(self, out: Any, dev: str, func: Any) -> None:

@@ -79,6 +79,7 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     patches.patch_distributed("port")
     patches.patch_device_mesh("neuron")
     patches.patch_accelerator("neuron")
+    patches.patch_vmap()
     patches.record_cuda_namespace()
     if semantic:
         patches.disable_dropout()
@@ -109,6 +110,7 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_distributed("original")
     patches.patch_device_mesh("cuda")
     patches.patch_accelerator("cuda")
+    patches.patch_vmap()
     if semantic:
         patches.disable_dropout()
     return DeviceMode("cuda")

@@ -519,3 +519,39 @@ def record_cuda_namespace() -> None:
         setattr(cuda, name, recorder(name, lambda *a, **k: None))
     cuda.get_device_name = recorder("get_device_name", lambda *a, **k: "none")
     cuda.is_bf16_supported = recorder("is_bf16_supported", lambda *a, **k: False)
+
+
+def patch_vmap() -> None:
+    """``torch.vmap``/``torch.func.vmap`` outputs on the device their inputs are on.
+
+    The emulated device is a tag on CPU tensors, set by the mode; a vmapped function's outputs
+    are unwrapped from its batched tensors in C++ and came back untagged, so their first use
+    with a device tensor read as CPU/device mixing (torchrl's MultiAgentMLP runs its agents'
+    networks under vmap). On a device, vmap's outputs are where its inputs are.
+    """
+    from torch.utils._pytree import tree_leaves
+
+    from porter.check.harness.device_mode import dev_of, tag
+
+    original = torch.vmap
+
+    def vmap(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
+        mapped = original(func, *args, **kwargs)
+
+        @functools.wraps(mapped)
+        def run(*inputs: Any, **named: Any) -> Any:
+            out = mapped(*inputs, **named)
+            if torch.compiler.is_compiling():
+                return out
+            dev = next((d for t in tree_leaves((inputs, named)) if isinstance(t, torch.Tensor)
+                        and (d := dev_of(t)) is not None), None)
+            if dev is not None:
+                for t in tree_leaves(out):
+                    if isinstance(t, torch.Tensor) and dev_of(t) is None:
+                        tag(t, dev)
+            return out
+
+        return run
+
+    torch.vmap = vmap  # type: ignore[assignment]
+    torch.func.vmap = vmap  # type: ignore[assignment]
