@@ -165,7 +165,9 @@ class DeviceStrings(Rule):
         branches), where ``"cuda"`` becomes ``getattr(torch.accelerator.current_accelerator(),
         "type", "cuda")`` (the present accelerator's type; "cuda" on a CPU-only host, where the test
         stays false as before); so does ``"cuda"`` in a set or tuple an ``in`` test reads
-        (``{"cpu", "cuda", "xpu"}``), which runs on every host.
+        (``{"cpu", "cuda", "xpu"}``), which runs on every host, and so does the ``"cuda"`` default
+        of an option or a lookup (``add_argument(default="cuda")``, ``getattr(args, "device",
+        "cuda")``, ``cfg.get("device", "cuda")``), read on every host, ``--help`` included.
 
     Why:
         On Trainium the PyTorch device type is ``neuron`` (``neuron:N`` with an index; the index of a
@@ -368,6 +370,13 @@ class DeviceStrings(Rule):
             text = retorch(ACCELERATOR_TYPE_OR_CUDA, name)
             self.replace(node, cst.parse_expression(text), f'device string "cuda" in a set of device types -> {ACCELERATOR_TYPE_OR_CUDA}', imports=imports)
             return
+        if string_value(node) == "cuda" and self._default_read_everywhere(node):
+            # An option's or a lookup's default is evaluated on every host, --help included: on a
+            # CPU-only one current_accelerator() is None, where "cuda" is kept, as the original had
+            # it (the script's own fallback then decides; accelerator round 2, H-B2).
+            text = retorch(ACCELERATOR_TYPE_OR_CUDA, name)
+            self.replace(node, cst.parse_expression(text), f'default device "cuda" -> {ACCELERATOR_TYPE_OR_CUDA}', imports=imports)
+            return
         if isinstance(self.parent(node), cst.Param) and string_value(node) == "cuda":
             # A default is evaluated at import time, where current_accelerator() is None on a
             # machine without one: the CPU keeps the file importable (a call-time choice).
@@ -380,6 +389,19 @@ class DeviceStrings(Rule):
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _default_read_everywhere(self, node: cst.BaseExpression) -> bool:
+        """``add_argument("--device", default="cuda")``, ``getattr(args, "device", "cuda")``,
+        ``cfg.get("device", "cuda")``: the default of an option or a lookup."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+            return False
+        if arg.keyword is not None:
+            return arg.keyword.value == "default" and method_name(call) in {"add_argument", "get", "pop", "getenv"}
+        if isinstance(call.func, cst.Name) and call.func.value == "getattr":
+            return positional(call, 2) is arg
+        return method_name(call) in {"get", "pop", "getenv"} and positional(call, 1) is arg
 
     def _in_membership_collection(self, node: cst.BaseExpression) -> bool:
         """``x in {"cpu", "cuda"}`` / ``not in ("cuda", "xpu")``: an element of the collection an
