@@ -8,6 +8,7 @@ import libcst as cst
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.device import ACCELERATOR_TYPE_OR_CUDA
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.precision import (
@@ -32,7 +33,7 @@ from porter.rules._lib.precision import (
     separator,
     source_imports,
 )
-from porter.rules._lib.tree import child_index
+from porter.rules._lib.tree import child_index, enclosing_function
 
 
 class AutocastBf16(Rule):
@@ -274,7 +275,11 @@ class AutocastBf16(Rule):
             if isinstance(call, cst.Call) and self.qualified(call.func) & PARTIAL and call.args and call.args[0] is parent:
                 return  # handled as a partial
         if self.options.style == "accelerator":
-            device = ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{self._torch or 'torch'}.", 1)
+            # A module-level reference is built at import time, where current_accelerator() is
+            # None on a CPU-only host: "cuda" there, as before (autocast then disables itself).
+            at_import = enclosing_function(self, node) is None
+            kind = ACCELERATOR_TYPE_OR_CUDA if at_import else ACCELERATOR_DEVICE_TYPE
+            device = kind.replace("torch.", f"{self._torch or 'torch'}.", 1)
         else:
             device = '"neuron"'
         partial, imports = self._partial_name()
