@@ -87,8 +87,9 @@ class CompileHazards(Rule):
     )
     # The same, as names: a `def forward` (every forward-only hazard), or a hazard's own name.
     trigger_pattern: ClassVar[str] = (
-        r"\bdef[\s\\]+forward\b|\bpolar\b|\bcomplex|view_as_complex|\bsparse(?:\b|_co|_cs)|to_sparse|channels_last|linalg"
-        r"|\bqr\b|\bsvd\b|\bcholesky|\binverse\b|\b(?:s?log)?det\b|triangular_solve|\bcfloat\b|\bcdouble\b"
+        # One \b in front of the alternation: Python's re tries 16 alternatives at every position otherwise (5x slower).
+        r"\b(?:def[\s\\]+forward\b|polar\b|complex|sparse(?:\b|_co|_cs)|qr\b|svd\b|cholesky|inverse\b|(?:s?log)?det\b|cfloat\b|cdouble\b)"
+        r"|view_as_complex|to_sparse|channels_last|linalg|triangular_solve"
     )
     extra_codes: ClassVar[dict[str, str]] = {h.code: h.message.split(":")[0] for h in ALL_HAZARDS if h.code != "NRN731"}
     requires_port_context: ClassVar[bool] = True

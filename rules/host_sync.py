@@ -41,7 +41,8 @@ from porter.rules._lib.nodes import dotted
 _TRIGGERS = ("backward", ".step(", "zero_grad", "no_grad", "inference_mode", "eval", "valid")
 # A step loop calls .backward()/.zero_grad()/.step() (itself or through a function of the file
 # that does), or iterates over a loader-like name (LOADER_NAME in _lib/hostsync/model.py).
-_TRIGGER_PATTERN = r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*(?:backward|zero_grad|step)\b|(?i:loader|\bdl\b|_dl\b)"
+# Spelled out, not (?i:loader|\bdl\b|_dl\b): case-insensitive alternatives cost 2x here ([dD][lL]\b is wider, still necessary).
+_TRIGGER_PATTERN = r"\.(?:[\s\\]|#[^\r\n]*[\r\n])*(?:backward|zero_grad|step)\b|[lL][oO][aA][dD][eE][rR]|[dD][lL]\b"
 _ORDER = 60
 
 

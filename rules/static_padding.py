@@ -140,7 +140,12 @@ class StaticPadding(Rule):
     summary: ClassVar[str] = 'tokenizer padding=True/"longest" -> "max_length" (or pad_to_multiple_of=128); HF collators padded to a fixed multiple'
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("padding", "DataCollator", ".pad(", "pad_sequence")
-    trigger_pattern: ClassVar[str] = r"DataCollator|pad_sequence|\bpadding(?:[\s\\]|#[^\r\n]*[\r\n])*=|\.(?:[\s\\]|#[^\r\n]*[\r\n])*pad\b"
+    # padding= counts only with a value the rule edits (_pad_value: True or a string, maybe in
+    # parentheses), not a conv layer's padding=1.
+    trigger_pattern: ClassVar[str] = (
+        r"DataCollator|pad_sequence|\bpadding(?:[\s\\]|#[^\r\n]*[\r\n])*=(?:[\s\\(]|#[^\r\n]*[\r\n])*(?:True\b|[rRuU]?[\"'])"
+        r"|\.(?:[\s\\]|#[^\r\n]*[\r\n])*pad\b"
+    )
     extra_codes: ClassVar[dict[str, str]] = {
         "NRN712": "Hugging Face data collator -> pad_to_multiple_of=<truncation length> or 128 (bounded sequence shapes)",
         "NRN715": "padding tokenizer call on an object not shown to be a Hugging Face tokenizer: review marker (no keyword inserted)",

@@ -14,6 +14,7 @@ import ast
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -136,6 +137,16 @@ def _parses(new: bytes, python_parses: bool) -> None:
         cst.parse_module(new)
 
 
+# Rule.triggered_by, the words-then-pattern test prefilter shares the patterns of (a rule that
+# overrides it is asked itself).
+_BASE_TRIGGERED_BY = Rule.triggered_by.__func__  # type: ignore[attr-defined]
+
+
+@lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
     """The rules worth parsing ``text`` for; empty means the file cannot change.
 
@@ -143,7 +154,22 @@ def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[
     files being ported count only when a porting rule is a candidate too, or the file already
     targets neuron: otherwise all their edits would be dropped.
     """
-    candidates = [rule for rule in rules if rule.triggered_by(text)]
+    searched: dict[str, bool] = {}  # each distinct pattern is searched once per text (NRN601-603 share one)
+
+    def triggered(rule: type[Rule]) -> bool:
+        if getattr(rule.triggered_by, "__func__", None) is not _BASE_TRIGGERED_BY:
+            return rule.triggered_by(text)  # a rule's own test
+        if rule.triggers and not any(word in text for word in rule.triggers):
+            return False
+        pattern = rule.trigger_pattern
+        if not pattern:
+            return True
+        hit = searched.get(pattern)
+        if hit is None:
+            hit = searched[pattern] = _compiled(pattern).search(text) is not None
+        return hit
+
+    candidates = [rule for rule in rules if triggered(rule)]
     may_be_in_port = (
         options.all_files
         or options.repo_in_port

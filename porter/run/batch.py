@@ -6,7 +6,7 @@ streams while the pool works and reads the same on every run.
 
 1. With a cache, the main process reads and hashes each file and asks the cache; hits are done
    without parsing, once the row passed its checks (``cache.decode``: digests of input, output
-   and row; the output parses) — a row that fails one is dropped and the file ported afresh.
+   and row; the output decodes) — a row that fails one is dropped and the file ported afresh.
    When everything hits, neither libcst nor a process pool is ever loaded. Misses ported in this
    process reuse the bytes, digest and ``@generated`` check of the look-up (up to
    ``KEEP_BYTES``); a worker re-reads its file and re-hashes it only to be sure it ports the
@@ -196,7 +196,7 @@ def run_batch(
 ) -> Generator[tuple[int, FileResult, bool], None, None]:
     """Port ``targets`` (``options[i]`` for ``targets[i]``); yield ``(index, result, from_cache)``
     in index order, streaming. ``on_start(total)`` is called once the work is about to begin.
-    ``reparse``: a cached port is used only if its output parses (set when the run writes)."""
+    ``reparse``: a cached port is used only if its output decodes (a notebook's loads; set when the run writes)."""
     import time
 
     stats = stats if stats is not None else Stats()
