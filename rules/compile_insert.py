@@ -16,7 +16,14 @@ from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index, enclosing_function
-from porter.rules._tables.compile import COMPILE_KEYWORDS, COMPILE_SWITCH, VARYING_SHAPE_CALLS, VARYING_SHAPE_NAME
+from porter.rules._tables.compile import (
+    COMPILE_KEYWORDS,
+    COMPILE_SWITCH,
+    FIXED_PADDING,
+    TOKENIZE_CALLS,
+    VARYING_SHAPE_CALLS,
+    VARYING_SHAPE_NAME,
+)
 
 # Optimizer constructors: torch.optim classes, and the CUDA-only ones other rules port.
 _TORCH_OPTIMIZER = re.compile(r"^torch\.optim\.(\w+\.)?[A-Z]\w*$")
@@ -152,7 +159,8 @@ class CompileInsert(Rule):
         (Accelerate compiles after its own wrap). A model the file also drives with varying shapes
         (``model.generate(...)``, also through ``accelerator.unwrap_model(model)``; batches from
         ``pad_sequence``; detection multi-scale inputs: a ``multi_scale`` option, ``RandomResize``,
-        ``nested_tensor_from_tensor_list``) is not compiled in place: NRN413 marks it, naming the
+        ``nested_tensor_from_tensor_list``; a ``collate_fn`` of the file that tokenizes each batch
+        without ``padding="max_length"``, found by its name among the file's defs) is not compiled in place: NRN413 marks it, naming the
         shape source and what to do (a separately compiled training step, or fixed input sizes). ``fullgraph=True`` is added only when the
         model's class is defined in the file and its ``forward`` (with the methods, helper functions
         and submodule classes of the file it uses) shows none of the compile hazards: ``.item()``,
@@ -552,6 +560,38 @@ class CompileInsert(Rule):
             assert isinstance(node, cst.Name)
             if VARYING_SHAPE_NAME.match(node.value):
                 return f"multi-scale inputs ({node.value}: a new image size per batch)"
+        return self._tokenizing_collate(module)
+
+    def _tokenizing_collate(self, module: cst.Module) -> str | None:
+        """A ``collate_fn`` of this file (``loader.collate_fn = self.collate``, ``DataLoader(...,
+        collate_fn=collate)``) that tokenizes each batch without a fixed length: every batch is padded
+        to its own longest text. The function is found by its last name among the file's defs."""
+        index = child_index(self)
+        given: list[cst.BaseExpression] = []
+        for node in index.preorder:
+            if isinstance(node, cst.Assign) and any(
+                isinstance(t.target, cst.Attribute) and t.target.attr.value == "collate_fn" for t in node.targets
+            ):
+                given.append(node.value)
+            elif isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "collate_fn":
+                given.append(node.value)
+        names = {(dotted(value) or "").rsplit(".", 1)[-1] for value in given} - {""}
+        if not names:
+            return None
+        for function in index.find(module, cst.FunctionDef):
+            assert isinstance(function, cst.FunctionDef)
+            if function.name.value not in names:
+                continue
+            for call in index.find(function, cst.Call):
+                assert isinstance(call, cst.Call)
+                callee = dotted(call.func) or ""
+                if callee.rsplit(".", 1)[-1].lower() not in TOKENIZE_CALLS:
+                    continue
+                padding = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "padding"), None)
+                if padding is not None and string_value(padding) == FIXED_PADDING:
+                    continue
+                holder = next((dotted(v) for v in given if (dotted(v) or "").endswith(function.name.value)), None) or function.name.value
+                return f"batches from {holder} (tokenized per batch by {callee}(...), no fixed length in view)"
         return None
 
     def _mark_varying(self, site: _Site, where: str | None = None) -> None:

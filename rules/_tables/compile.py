@@ -89,3 +89,10 @@ COMPILE_SWITCH = re.compile(r"(?i)^(use_|do_|enable_|torch_?)?compile(_model)?$"
 # ``dynamic=False`` every new shape is a full Neuron compile.
 VARYING_SHAPE_CALLS: frozenset[str] = frozenset({"RandomResize", "nested_tensor_from_tensor_list"})
 VARYING_SHAPE_NAME = re.compile(r"(?i)^multi_?scale(_train(ing)?)?$")
+
+# A collate function that tokenizes each batch (sentence-transformers' ``fit`` sets
+# ``loader.collate_fn = self.smart_batching_collate``, which calls ``self.tokenize(texts)``, padded to
+# the batch's longest text): the callee names that tokenize, and the padding that makes the length
+# fixed (``padding="max_length"`` with a ``max_length``; review round 6, W11b).
+TOKENIZE_CALLS: frozenset[str] = frozenset({"tokenize", "tokenizer", "encode_plus", "batch_encode_plus"})
+FIXED_PADDING = "max_length"
