@@ -38,6 +38,9 @@ def test_a_signal_right_after_the_temporary_file_is_made_leaves_none(tmp_path: P
     target = tmp_path / "a.py"
     target.write_bytes(b"old\n")
     real = tempfile.mkstemp
+    # Python's own Ctrl-C handler, whatever an earlier test or library in this process installed
+    # (in the full run one was left that does not raise: "DID NOT RAISE KeyboardInterrupt").
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def mkstemp_then_signal(*args: object, **kwargs: object) -> tuple[int, str]:
         made = real(*args, **kwargs)  # type: ignore[call-overload]
@@ -46,8 +49,11 @@ def test_a_signal_right_after_the_temporary_file_is_made_leaves_none(tmp_path: P
         return made
 
     monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_signal)
-    with pytest.raises(KeyboardInterrupt):
-        write_atomic(str(target), b"new\n", expected=b"old\n")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_atomic(str(target), b"new\n", expected=b"old\n")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert target.read_bytes() == b"new\n"  # the write completed, then the interrupt came
     assert os.listdir(tmp_path) == ["a.py"]
 
