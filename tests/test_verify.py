@@ -62,6 +62,8 @@ def test_a_marker_excuses_only_the_findings_its_code_is_about() -> None:
         "x = torch.cuda.mem_get_info(), torch.ones(1).cuda()\n"  # 7: the .cuda()
         "# porter: NRN102 kept\n"
         "y = torch.ones(1).cuda()\n"  # 9: its own code
+        "# porter: NRN206 GradScaler assigned to scaler_type is torch.cuda.amp's here\n"
+        "scaler_type = torch.cuda.amp.GradScaler\n"  # 11: the scaler the note is about
     )
     assert _verify(source) == [(3, "cuda-only", "NRN101"), (5, "cuda-only", "NRN101"), (7, "cuda-only", "NRN102")]
 

@@ -112,6 +112,9 @@ MARKER_COVERS: dict[str, frozenset[str]] = {
     "NRN115": frozenset({"NRN101", "NRN102", "NRN103", "NRN109", "NRN114", "NRN301", "NRN303"}),
     # autocast whose arguments could not be ported: the CUDA device type or torch.cuda.amp form kept
     "NRN202": frozenset({"NRN101", "NRN103"}),
+    # a GradScaler kept or left for a human (mmengine's per-device `scaler_type = GradScaler`): the
+    # torch.cuda.amp class it names goes with it; a "cuda" device value beside it does not (W13)
+    "NRN206": frozenset({"NRN103"}),
     # a DeepSpeed call left to port to FSDP2/DDP: its dist_backend="nccl" goes with it
     "NRN304": frozenset({"NRN301"}),
     # a CUDA-only optimizer (apex FusedAdam, bitsandbytes 8-bit) kept or changed for review
