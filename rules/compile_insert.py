@@ -14,6 +14,7 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
+from porter.rules._lib.hf import origin
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index, enclosing_function
 from porter.rules._tables.compile import (
@@ -53,6 +54,7 @@ _FSDP1 = frozenset(
 )
 _ACCELERATOR = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
 # Methods that run the model with shapes that vary call by call (decoding grows the sequence).
+STATIC_PADDING_CODE = "NRN711"  # the padding rule, which fixes a library tokenizer's padding in the same pass
 _VARYING_SHAPE_METHODS = frozenset({"generate", "sample", "beam_search", "greedy_search"})
 # Batching that pads each batch to its own longest sequence: a new shape per batch (variable-length seq2seq).
 _PAD_TO_LONGEST = frozenset({"torch.nn.utils.rnn.pad_sequence"})
@@ -590,6 +592,11 @@ class CompileInsert(Rule):
                 padding = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "padding"), None)
                 if padding is not None and string_value(padding) == FIXED_PADDING:
                     continue
+                if any(a.keyword is not None and a.keyword.value == "pad_to_multiple_of" for a in call.args):
+                    continue  # bounded: a few shapes
+                receiver = call.func.value if isinstance(call.func, cst.Attribute) else call.func
+                if self.options.selects(STATIC_PADDING_CODE) and origin(self, receiver) == "library":
+                    continue  # NRN711 pads a library tokenizer to max_length or a multiple in this pass
                 holder = next((dotted(v) for v in given if (dotted(v) or "").endswith(function.name.value)), None) or function.name.value
                 return f"batches from {holder} (tokenized per batch by {callee}(...), no fixed length in view)"
         return None
