@@ -9,6 +9,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword
+from porter.rules._lib.device import profiler_activity
 from porter.rules._lib.nodes import method_name, string_value
 
 _ACTIVITY = (
@@ -26,8 +27,10 @@ class CudaProfiler(Rule):
     What it does:
         Adds a ``# porter: NRN111`` review marker above statements that use
         ``ProfilerActivity.CUDA``, pass ``use_cuda=True`` to a ``torch.profiler`` /
-        ``torch.autograd.profiler`` call, or sort a profile table by a CUDA column
-        (``key_averages().table(sort_by="cuda_time_total")``). The code is kept.
+        ``torch.autograd.profiler`` call, name the activity as the string ``"cuda"`` in any call's
+        ``activities=`` keyword (library profilers take strings: ``activities=["cpu", "cuda"]``), or
+        sort a profile table by a CUDA column (``key_averages().table(sort_by="cuda_time_total")``).
+        The code is kept.
 
     Why:
         On Trainium nothing runs on CUDA, so these activities record no device time and
@@ -50,7 +53,9 @@ class CudaProfiler(Rule):
 
     Safety:
         Review markers only. Receiver heuristic for ``.table(sort_by=...)``: any ``table`` method
-        call with a ``sort_by`` string containing ``cuda`` (profile tables are the common case).
+        call with a ``sort_by`` string containing ``cuda`` (profile tables are the common case). An
+        ``activities=`` keyword is a profiler's on any callee (the name is the profiler's own), so its
+        ``"cuda"`` strings are activities, not devices: NRN101 leaves them to this rule.
     """
 
     code: ClassVar[str] = "NRN111"
@@ -60,12 +65,21 @@ class CudaProfiler(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("ProfilerActivity", "use_cuda", "cuda_time", "cuda_memory")
     order: ClassVar[int] = 50
 
+    @classmethod
+    def triggered_by(cls, text: str) -> bool:
+        # The words, or an ``activities`` keyword beside a "cuda" string (both are needed to mark one).
+        return any(word in text for word in cls.triggers) or ("activities" in text and ('"cuda"' in text or "'cuda'" in text))
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value == "CUDA" and self.matches(node, *_ACTIVITY):
             self.mark(
                 node,
                 "ProfilerActivity.CUDA records nothing on Neuron; try ProfilerActivity.PrivateUse1 or the Neuron profiler",
             )
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if string_value(node) == "cuda" and profiler_activity(self, node):
+            self.mark(node, 'the profiler activity "cuda" records nothing on Neuron; try ProfilerActivity.PrivateUse1 or the Neuron profiler')
 
     def visit_Call(self, node: cst.Call) -> None:
         use_cuda = keyword(node, "use_cuda")

@@ -31,6 +31,7 @@ from porter.rules._lib.device import (
     device_named,
     map_location_cuda_call,
     neuron_string,
+    profiler_activity,
     retorch,
     torch_ref,
 )
@@ -312,6 +313,8 @@ class DeviceStrings(Rule):
             return
         if not cuda_string(node) and not (string_value(node) == "cuda:" and self._string_method_argument(node)):
             return
+        if profiler_activity(self, node):
+            return  # a profiler activity, not a device: NRN111 marks it
         if self._accelerator_keyword(node):
             self.mark(node, 'accelerator="cuda" picks the library\'s own CUDA accelerator (Lightning/Fabric): kept; the library needs a Neuron accelerator of its own to run on Trainium')
             return

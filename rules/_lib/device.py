@@ -56,6 +56,22 @@ def cuda_string(node: cst.CSTNode) -> bool:
     return False
 
 
+def profiler_activity(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is (an element of) the value of an ``activities=`` keyword: a profiler activity, not a device.
+
+    Heuristic: any call's ``activities`` keyword (torch.profiler's and the wrappers libraries give it,
+    e.g. a collector's ``enable_profile``) names what to record ("cpu", "cuda"); walking up from the
+    string through lists, tuples, sets and conditional choices only, never into another call.
+    """
+    child: cst.CSTNode = node
+    current: cst.CSTNode | None = rule.parent(node)
+    while isinstance(current, (cst.Element, cst.List, cst.Tuple, cst.Set, cst.IfExp)):
+        if isinstance(current, cst.IfExp) and current.test is child:
+            return False  # the choice's test compares a device
+        child, current = current, rule.parent(current)
+    return isinstance(current, cst.Arg) and current.keyword is not None and current.keyword.value == "activities"
+
+
 def neuron_string(node: cst.BaseExpression) -> cst.BaseExpression:
     """The ``neuron`` spelling of a CUDA device string node (quotes and prefix kept)."""
     if isinstance(node, cst.SimpleString):
