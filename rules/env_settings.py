@@ -9,6 +9,7 @@ import libcst as cst
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
+from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._lib.nodes import string_value
 from porter.rules._tables.cuda_only import CUDA_ENV
 
@@ -85,7 +86,9 @@ class EnvSettings(Rule):
     Safety:
         Review markers only. Matches string literals equal to the variable name exactly, so a
         name built at run time (``"NCCL_" + key``) is missed; shell launchers are ported by
-        ``porter.filetypes.shell`` (NRN191). Name heuristic: the string literal itself names the
+        ``porter.filetypes.shell`` (NRN191). A variable set in the CUDA branch of a device-type
+        guard the port keeps (``if device_type == "cuda":``, kept because its branch is CUDA-only)
+        is set only on CUDA, where it is right: no marker. Name heuristic: the string literal itself names the
         variable (no data flow is followed).
     """
 
@@ -104,6 +107,8 @@ class EnvSettings(Rule):
         value = string_value(node)
         if value is None:
             return
+        if in_kept_cuda_branch(self, node):
+            return  # set only where the device is CUDA (the guard is kept): right as it is
         for pattern, code, message in _VARIABLES:
             if pattern.match(value):
                 if self._is_docstring(node):
