@@ -71,7 +71,11 @@ class DistBackend(Rule):
         "nccl"})`` for a vLLM command line: kept with a marker), comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
         variable the file assigns a string (not of a config/command-line value: the user's
         ``"nccl"`` must keep matching), and
-        ``dist.Backend.NCCL``. ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``
+        ``dist.Backend.NCCL``. A device-type → backend table (a dict written here with a
+        ``"cuda": "nccl"`` entry and no ``"neuron"`` key, looked up by device type) gets a
+        ``"neuron": "neuron"`` entry beside it (the CUDA entry stays: a CUDA host picks nccl as
+        before; the neuron device found no entry and fell back to the table's default, gloo).
+        ``dist.is_nccl_available()`` becomes ``torch.accelerator.is_available()``
         together with the ``"nccl"`` it selects, as one change (``"nccl" if dist.is_nccl_available()
         else "gloo"`` anywhere, e.g. as the default of ``{...}.get(device_type, ...)``, becomes
         ``"neuron" if torch.accelerator.is_available() else "gloo"``; an ``if
@@ -129,6 +133,8 @@ class DistBackend(Rule):
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         value = string_value(node)
         if value is None:
+            return
+        if value == "nccl" and self._device_table(node) is not None:
             return
         new = _neuron_backend(value)
         if new is None or self._nccl_choice_of(node) is not None:
@@ -214,6 +220,47 @@ class DistBackend(Rule):
             isinstance(inner, cst.SimpleString) and string_value(inner) == "nccl" and self._in_backend_position(inner, "nccl")
             for inner in child_index(self).walk(guard.body)
         )
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        # {"cuda": "nccl", "npu": "hccl"}.get(device_type, "gloo"): a device-type -> backend table
+        # gives the neuron device gloo, whose collectives take no Neuron tensors (open_clip).
+        index = self._device_table_entry(node)
+        if index is None:
+            return
+        entry = node.elements[index]
+        assert isinstance(entry, cst.DictElement) and isinstance(entry.key, cst.SimpleString)
+        quote = entry.key.quote
+        added = entry.with_changes(key=cst.SimpleString(f"{quote}neuron{quote}"), value=cst.SimpleString(f"{quote}neuron{quote}"))
+
+        def insert(current: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(current, cst.Dict)
+            elements = list(current.elements)
+            before = elements[index]
+            if isinstance(before.comma, cst.MaybeSentinel):  # the last entry: it gets the comma the others have
+                earlier = next((e.comma for e in reversed(elements[:index]) if isinstance(e.comma, cst.Comma)), None)
+                elements[index] = before.with_changes(comma=earlier or cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                elements.insert(index + 1, added.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+            else:
+                elements.insert(index + 1, added.with_changes(comma=before.comma))
+            return current.with_changes(elements=elements)
+
+        self.replace(node, insert, 'device-to-backend table: "neuron": "neuron" added beside "cuda": "nccl" (the neuron device looked up gloo, whose collectives take no Neuron tensors)')
+
+    def _device_table_entry(self, node: cst.Dict) -> int | None:
+        """The index of the ``"cuda": "nccl"`` entry of a dict written here that has no "neuron" key."""
+        keys = [string_value(e.key) if isinstance(e, cst.DictElement) else None for e in node.elements]
+        if "neuron" in keys:
+            return None
+        for index, element in enumerate(node.elements):
+            if isinstance(element, cst.DictElement) and keys[index] == "cuda" and string_value(element.value) == "nccl":
+                return index
+        return None
+
+    def _device_table(self, node: cst.SimpleString) -> cst.Dict | None:
+        """The device-type -> backend table whose ``"nccl"`` value ``node`` is (``visit_Dict`` ports it)."""
+        element = self.parent(node)
+        table = self.parent(element) if isinstance(element, cst.DictElement) and element.value is node else None
+        return table if isinstance(table, cst.Dict) and self._device_table_entry(table) is not None else None
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value != "NCCL" or not self.matches(node, "torch.distributed.Backend.NCCL"):

@@ -29,6 +29,7 @@ from porter.rules._lib.tree import child_index, visit_original
 from porter.rules._tables.neuron_api import DEVICE_PROPERTIES
 
 _DEVICE_LITERAL = re.compile(r"^(cuda|neuron)(?::(\d+))?$")
+_PERCENT_DEVICE = re.compile(r"^(cuda|neuron):%[di]$")  # "cuda:%d" % local_rank
 # Calls that return an int device index (or a rank used as one).
 _INT_RESULTS = (
     "int", "builtins.int", "torch.cuda.current_device", "torch.neuron.current_device",
@@ -328,6 +329,38 @@ class AssignedDeviceKinds(FileAnalysis):
         return cls(_collect_kinds(rule))
 
 
+def _value_kind(rule: Rule, value: cst.BaseExpression) -> str:
+    """"device" (``torch.device(...)``), "string" (a CUDA/Neuron device string, f-string or
+    ``"cuda:%d" % i``) or "other"."""
+    if isinstance(value, cst.Call) and rule.matches(value.func, "torch.device"):
+        return "device"
+    if cuda_string(value) or _formatted_index(value) is not None or _DEVICE_LITERAL.match(string_value(value) or "-"):
+        return "string"
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) and _PERCENT_DEVICE.match(string_value(value.left) or "-"):
+        return "string"
+    return "other"
+
+
+def _assigned_just_before(rule: Rule, value: cst.BaseExpression) -> str | None:
+    """The kind of the value the name ``value`` was last given in the same block, before the
+    statement that reads it (``device = "cuda:%d" % rank`` then ``set_device(device)``); None when
+    that block does not assign it first."""
+    if not isinstance(value, cst.Name):
+        return None
+    statement = rule.statement_of(value)
+    block = rule.parent(statement)
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or statement not in body:
+        return None
+    for earlier in reversed(body[: body.index(statement)]):
+        if not isinstance(earlier, cst.SimpleStatementLine):
+            return None  # a branch or loop between them may assign it
+        for small in reversed(earlier.body):
+            if isinstance(small, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == value.value for t in small.targets):
+                return _value_kind(rule, small.value)
+    return None
+
+
 def _collect_kinds(rule: Rule) -> dict[tuple[int | None, str], set[str]]:
     """(scope, name) -> kinds; scope is a function/class node's id, None for the module (and for
     dotted names such as ``self.device``, which are not scoped)."""
@@ -348,13 +381,7 @@ def _collect_kinds(rule: Rule) -> dict[tuple[int | None, str], set[str]]:
             scopes.pop()
 
         def visit_Assign(self, node: cst.Assign) -> None:
-            value = node.value
-            if isinstance(value, cst.Call) and rule.matches(value.func, "torch.device"):
-                kind = "device"
-            elif cuda_string(value) or _formatted_index(value) is not None or _DEVICE_LITERAL.match(string_value(value) or "-"):
-                kind = "string"
-            else:
-                kind = "other"
+            kind = _value_kind(rule, node.value)
             for target in node.targets:
                 name = dotted(target.target)
                 if name is not None:
@@ -396,7 +423,7 @@ def _to_index(rule: Rule, value: cst.BaseExpression, name: str, error: str) -> b
         return True
     if _holds_int_or_device(rule, value):
         return True
-    if _assigned(rule, value) in ({"string"}, {"string", "device"}):
+    if _assigned(rule, value) in ({"string"}, {"string", "device"}) or _assigned_just_before(rule, value) == "string":
         # Every value the file gives the name is a device string (or a torch.device):
         # torch.device(x) has the index the CUDA call parsed from it.
         name_ref, imports = torch_ref(rule.context.module)
