@@ -70,7 +70,9 @@ class CudaOutOfMemory(Rule):
         word it differently (then the handler re-raises, as the unported one would). Name
         heuristic: the exception class is matched by qualified name (any import spelling); a
         ``RuntimeError`` matched on the CUDA text is recognised only in the form ``"...out of
-        memory..." in str(name)`` (``e.args[0]``, regexes are missed); an already generic
+        memory..." in str(name)`` or ``in str(name).lower()`` (Neuron's texts are then tested in
+        ``str(name)`` as written: "oom" in a lowered message would also match "room"; ``e.args[0]``,
+        regexes are missed); an already generic
         ``torch.OutOfMemoryError`` in a file that does not mention CUDA is left alone.
     """
 
@@ -91,6 +93,8 @@ class CudaOutOfMemory(Rule):
         if not isinstance(operator, (cst.In, cst.NotIn)) or text is None or "out of memory" not in text.lower():
             return
         haystack = node.comparisons[0].comparator
+        if isinstance(haystack, cst.Call) and isinstance(haystack.func, cst.Attribute) and haystack.func.attr.value in ("lower", "casefold") and not haystack.args:
+            haystack = haystack.func.value  # str(e).lower(): Neuron's texts are tested in str(e) as written
         if not (isinstance(haystack, cst.Call) and dotted(haystack.func) == "str" and len(haystack.args) == 1):
             return
         subject = dotted(haystack.args[0].value)
