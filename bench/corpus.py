@@ -1,7 +1,7 @@
 """The real-world corpus: port real training code from PyPI packages and measure the port.
 
     python bench/corpus.py [--slice] [--style neuron|accelerator|both] [--jobs N]
-                           [--diffs DIR] [--json OUT] [--no-help-check] [--keep DIR [--reuse]] [--list]
+                           [--diffs DIR] [--json OUT] [--no-help-check] [--help-deps DIR] [--help-timeout S] [--keep DIR [--reuse]] [--list]
 
 The corpus is real code nobody here wrote: the exact archives pinned in ``bench/corpus_manifest.json``
 (name, version, file name, sha256), fetched at run time with ``pip download --no-deps`` into the
@@ -568,16 +568,20 @@ def _check_style(files: list[CorpusFile], style: str, base: Path, elapsed: float
 # ---------------------------------------------------------------- CPU --help check
 
 
-def run_help(path: Path, pythonpath: Path) -> tuple[bool, str]:
-    """(works, why not): `python FILE --help` prints a usage and exits 0 within the time limit."""
+def run_help(path: Path, pythonpath: Path, deps: Path | None = None, timeout: float = HELP_TIMEOUT) -> tuple[bool, str]:
+    """(works, why not): `python FILE --help` prints a usage and exits 0 within the time limit.
+
+    ``deps``: a folder of the projects' own dependencies (``pip install --no-deps --target``),
+    after the project's root on the path; torch and the rest come from this interpreter."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PORTER_"))}
-    env.update(PYTHONPATH=str(pythonpath), PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="")
+    path_entries = [str(pythonpath), *([str(deps)] if deps is not None else [])]
+    env.update(PYTHONPATH=os.pathsep.join(path_entries), PYTHONDONTWRITEBYTECODE="1", CUDA_VISIBLE_DEVICES="")
     with tempfile.TemporaryDirectory() as clean:
         try:
             done = subprocess.run([sys.executable, str(path), "--help"], cwd=clean, env=env,
-                                  capture_output=True, text=True, timeout=HELP_TIMEOUT, stdin=subprocess.DEVNULL)
+                                  capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            return False, f"timeout {HELP_TIMEOUT:.0f}s"
+            return False, f"timeout {timeout:.0f}s"
     text = done.stdout + done.stderr
     if done.returncode == 0 and re.search(r"usage", text, re.I):
         return True, ""
@@ -588,11 +592,12 @@ def run_help(path: Path, pythonpath: Path) -> tuple[bool, str]:
     return False, (last[-1][:160] if last else f"exit {done.returncode}")
 
 
-def help_check(files: list[CorpusFile], runs: list[dict[str, Any]], jobs: int) -> dict[str, Any]:
+def help_check(files: list[CorpusFile], runs: list[dict[str, Any]], jobs: int,
+               deps: Path | None = None, timeout: float = HELP_TIMEOUT) -> dict[str, Any]:
     scripts = [f for f in files if facts(f.source.read_bytes(), f.key).script]
     tree = runs[0]["tree"]
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        originals = list(pool.map(lambda f: run_help(tree / f.project / f.rel, f.root), scripts))
+        originals = list(pool.map(lambda f: run_help(tree / f.project / f.rel, f.root, deps, timeout), scripts))
     working = [f for f, (ok, _) in zip(scripts, originals) if ok]
     not_run = collections.Counter(why.split(" ")[0] + (" " + why.split(" ")[-1] if why.startswith("missing") else "")
                                   for ok, why in originals if not ok)
@@ -600,7 +605,7 @@ def help_check(files: list[CorpusFile], runs: list[dict[str, Any]], jobs: int) -
     for run in runs:
         with ThreadPoolExecutor(max(1, jobs)) as pool:
             out = run["out"]
-            ports = list(pool.map(lambda f, out=out: run_help(out / f.project / f.rel, f.root), working))
+            ports = list(pool.map(lambda f, out=out: run_help(out / f.project / f.rel, f.root, deps, timeout), working))
         broken = [(f.key, why) for f, (ok, why) in zip(working, ports) if not ok]
         per_style[run["style"]] = broken
     return {"scripts": len(scripts), "original_works": len(working), "not_run": dict(not_run.most_common()),
@@ -754,7 +759,8 @@ def write_diffs(directory: Path, runs: list[dict[str, Any]], files: list[CorpusF
 
 
 def run(slice_only: bool, styles: list[str], jobs: int, help_check_on: bool, work: Path,
-        log: Any = print, reuse: bool = False) -> dict[str, Any]:
+        log: Any = print, reuse: bool = False, help_deps: Path | None = None,
+        help_timeout: float = HELP_TIMEOUT) -> dict[str, Any]:
     files = build(slice_only, log)
     known = [facts(f.source.read_bytes(), f.key) for f in files]
     corpus = {
@@ -767,7 +773,7 @@ def run(slice_only: bool, styles: list[str], jobs: int, help_check_on: bool, wor
         "step_loop_files": [f.key for f, k in zip(files, known) if k.step_loop],
     }
     runs = [port_style(files, style, jobs, work, reuse) for style in styles]
-    helped = help_check(files, runs, jobs) if help_check_on else None
+    helped = help_check(files, runs, jobs, help_deps, help_timeout) if help_check_on else None
     return {"corpus": corpus, "runs": runs, "help": helped, "files": files,
             "summaries": {r["style"]: dict(summarize(r), style=r["style"]) for r in runs}}
 
@@ -780,6 +786,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--diffs", type=Path, help="write each changed file's unified diff under DIR/<style>/")
     parser.add_argument("--json", type=Path, help="write the table (and the lists behind it) as JSON")
     parser.add_argument("--no-help-check", action="store_true", help="skip the CPU `python FILE --help` check")
+    parser.add_argument("--help-deps", type=Path, metavar="DIR",
+                        help="--help check: the projects' own dependencies, installed with `pip install --no-deps "
+                             "--target DIR` (torch stays this interpreter's), put on PYTHONPATH after the project")
+    parser.add_argument("--help-timeout", type=float, default=HELP_TIMEOUT, metavar="S",
+                        help=f"--help check: seconds per script (default {HELP_TIMEOUT:.0f}; raise it on a loaded machine)")
     parser.add_argument("--keep", type=Path, help="keep the temp trees (sources, ports) in DIR")
     parser.add_argument("--reuse", action="store_true",
                         help="with --keep: check the trees an earlier --keep run left in DIR again, port nothing")
@@ -797,10 +808,12 @@ def main(argv: list[str] | None = None) -> int:
             if not args.reuse:
                 shutil.rmtree(args.keep, ignore_errors=True)
                 args.keep.mkdir(parents=True)
-            result = run(args.slice, styles, args.jobs, not args.no_help_check, args.keep, reuse=args.reuse)
+            result = run(args.slice, styles, args.jobs, not args.no_help_check, args.keep, reuse=args.reuse,
+                         help_deps=args.help_deps, help_timeout=args.help_timeout)
         else:
             with tempfile.TemporaryDirectory(prefix="porter-corpus-") as work:
-                result = run(args.slice, styles, args.jobs, not args.no_help_check, Path(work))
+                result = run(args.slice, styles, args.jobs, not args.no_help_check, Path(work),
+                             help_deps=args.help_deps, help_timeout=args.help_timeout)
                 if args.diffs:
                     shutil.rmtree(args.diffs, ignore_errors=True)
                     print(f"diffs: {write_diffs(args.diffs, result['runs'], result['files'])} written under {args.diffs}")
