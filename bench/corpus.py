@@ -75,6 +75,14 @@ ROOT = Path(__file__).resolve().parent.parent
 MANIFEST = Path(__file__).resolve().parent / "corpus_manifest.json"
 STYLES = ("neuron", "accelerator")
 HELP_TIMEOUT = 20.0
+# What the corpus scripts import beyond this venv, for --help-deps DIR (installed with
+# `pip install --no-deps --target DIR ...`; torch stays the venv's 2.13.0): check_corpus.py's DEPS
+# (torchrl's and torchtune's) plus DeepSpeed's (hjson, py-cpuinfo, msgpack, einops, ninja) and
+# composer's launcher (requests and its own dependencies).
+HELP_DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
+             "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices",
+             "six", "torchao==0.11.0", "torchdata==0.11.0", "sentencepiece", "tiktoken", "hjson", "py-cpuinfo",
+             "msgpack", "einops", "ninja", "requests", "urllib3", "certifi", "charset-normalizer")
 # pip's messages when the registry cannot be reached at all (not: the file is not there).
 UNREACHABLE = re.compile(
     r"NewConnectionError|Max retries exceeded|Temporary failure in name resolution|"
@@ -788,7 +796,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-help-check", action="store_true", help="skip the CPU `python FILE --help` check")
     parser.add_argument("--help-deps", type=Path, metavar="DIR",
                         help="--help check: the projects' own dependencies, installed with `pip install --no-deps "
-                             "--target DIR` (torch stays this interpreter's), put on PYTHONPATH after the project")
+                             "--target DIR` followed by HELP_DEPS (torch stays this interpreter's), put on PYTHONPATH "
+                             "after the project")
     parser.add_argument("--help-timeout", type=float, default=HELP_TIMEOUT, metavar="S",
                         help=f"--help check: seconds per script (default {HELP_TIMEOUT:.0f}; raise it on a loaded machine)")
     parser.add_argument("--keep", type=Path, help="keep the temp trees (sources, ports) in DIR")
