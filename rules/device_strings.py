@@ -373,18 +373,27 @@ class DeviceStrings(Rule):
             text = retorch(ACCELERATOR_TYPE_OR_CUDA, name)
             self.replace(node, cst.parse_expression(text), f'device string "cuda" in a set of device types -> {ACCELERATOR_TYPE_OR_CUDA}', imports=imports)
             return
-        if string_value(node) == "cuda" and self._default_read_everywhere(node):
+        if self._default_read_everywhere(node):
             # An option's or a lookup's default is evaluated on every host, --help included: on a
             # CPU-only one current_accelerator() is None, where "cuda" is kept, as the original had
-            # it (the script's own fallback then decides; accelerator round 2, H-B2).
-            text = retorch(ACCELERATOR_TYPE_OR_CUDA, name)
-            self.replace(node, cst.parse_expression(text), f'default device "cuda" -> {ACCELERATOR_TYPE_OR_CUDA}', imports=imports)
+            # it (the script's own fallback then decides; accelerator round 2, H-B2; "cuda:0"
+            # too, round 3).
+            self.replace(
+                node,
+                lambda n: accelerator_string(cast(cst.BaseExpression, n), name, ACCELERATOR_TYPE_OR_CUDA),
+                f'default device {self.context.module.code_for_node(node)} -> {ACCELERATOR_TYPE_OR_CUDA}',
+                imports=imports,
+            )
             return
-        if isinstance(self.parent(node), cst.Param) and string_value(node) == "cuda":
+        if isinstance(self.parent(node), cst.Param):
             # A default is evaluated at import time, where current_accelerator() is None on a
             # machine without one: the CPU keeps the file importable (a call-time choice).
-            text = retorch(_DEFAULT_TYPE, name)
-            self.replace(node, cst.parse_expression(text), f'default device "cuda" -> {_DEFAULT_TYPE}', imports=imports)
+            self.replace(
+                node,
+                lambda n: accelerator_string(cast(cst.BaseExpression, n), name, _DEFAULT_TYPE),
+                f'default device {self.context.module.code_for_node(node)} -> {_DEFAULT_TYPE}',
+                imports=imports,
+            )
             return
         self.replace(
             node,

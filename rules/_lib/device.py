@@ -123,24 +123,28 @@ INT_DEVICE_NAME = re.compile(
 )
 
 
-def accelerator_string(node: cst.BaseExpression, torch_name: str = "torch") -> cst.BaseExpression:
+def accelerator_string(node: cst.BaseExpression, torch_name: str = "torch", kind_text: str = ACCELERATOR_TYPE) -> cst.BaseExpression:
     """The ``--style accelerator`` spelling of a CUDA device string node.
 
     ``"cuda"`` -> ``torch.accelerator.current_accelerator().type``; ``"cuda:1"`` ->
     ``f"{torch.accelerator.current_accelerator().type}:1"``; ``f"cuda:{r}"`` likewise.
+    ``kind_text``: the device-type expression (``ACCELERATOR_TYPE_OR_CUDA`` where the value is
+    read on every host, a CPU-only one included).
     """
-    kind = retorch(ACCELERATOR_TYPE, torch_name)
+    kind = retorch(kind_text, torch_name)
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
         assert isinstance(value, str)
         if value == "cuda":
             return cst.parse_expression(kind)
         quote = '"' if "'" in node.quote or '"' not in value else "'"
-        return cst.parse_expression(f"f{quote}{{{kind}}}{value[4:]}{quote}")
+        inner = kind.replace(quote, "'" if quote == '"' else '"')  # no nested f-string quotes before 3.12
+        return cst.parse_expression(f"f{quote}{{{inner}}}{value[4:]}{quote}")
     if isinstance(node, cst.FormattedString):
         first = node.parts[0]
         assert isinstance(first, cst.FormattedStringText)
-        head = cst.FormattedStringExpression(expression=cst.parse_expression(kind))
+        quote = node.start[-1]
+        head = cst.FormattedStringExpression(expression=cst.parse_expression(kind.replace(quote, "'" if quote == '"' else '"')))
         rest = [first.with_changes(value=first.value[4:])] if first.value[4:] else []
         return node.with_changes(parts=[head, *rest, *node.parts[1:]])
     return node
