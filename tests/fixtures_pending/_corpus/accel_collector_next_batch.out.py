@@ -1,0 +1,28 @@
+"""On-policy trainer shaped like torchrl's PPO/A2C scripts: the batch comes from next(iter(collector))."""
+import torch
+from torchrl.collectors import Collector
+from torchrl.data import LazyTensorStorage, TensorDictReplayBuffer
+
+
+def train(cfg, make_env, make_models, update):
+    device = torch.device(cfg.device) if cfg.device else torch.device(f"{torch.accelerator.current_accelerator().type}:0" if torch.accelerator.is_available() else "cpu")
+    actor, adv_module = make_models(device)
+    buffer = TensorDictReplayBuffer(storage=LazyTensorStorage(cfg.frames_per_batch, device=device))
+    collector = Collector(
+        create_env_fn=make_env(cfg.env_name, device),
+        policy=actor,
+        frames_per_batch=cfg.frames_per_batch,
+        total_frames=cfg.total_frames,
+        device="cpu" if str(device).startswith("neuron") else device,
+    )
+    batches = iter(collector)
+    for step in range(len(collector)):
+        data = next(batches)
+        data = data.to(device)
+        with torch.no_grad():
+            data = adv_module(data)
+        buffer.extend(data.reshape(-1))
+        for minibatch in buffer:
+            update(minibatch)
+        collector.update_policy_weights_()
+    collector.shutdown()
