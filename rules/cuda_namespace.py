@@ -20,6 +20,7 @@ from porter.rules._lib.branches import (
     in_kept_cuda_branch,
     in_kept_cuda_test,
     is_availability_test,
+    local_cuda_only_use,
     memory_stats_key,
     under_availability_test,
 )
@@ -551,6 +552,10 @@ class CudaNamespace(Rule):
         if guard is None:
             return False
         for inner in branch_nodes(self, guard):
+            built = local_cuda_only_use(self, inner) if isinstance(inner, cst.Call) else None
+            if built is not None and built[1].startswith(_PREFIX) and built[1][len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
+                culprit = f"{built[0]}, which uses {built[1]} (no Neuron equivalent)"
+                break
             if not isinstance(inner, (cst.Attribute, cst.Name)):
                 continue
             if self.matches(inner, *DATA_PARALLEL):

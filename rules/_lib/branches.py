@@ -307,6 +307,38 @@ def _local_functions(rule: Rule) -> dict[str, cst.FunctionDef]:
     }
 
 
+def _local_definitions(rule: Rule) -> dict[str, cst.FunctionDef | cst.ClassDef]:
+    """Module-level functions and classes of this file, by name."""
+    return {
+        statement.name.value: statement
+        for statement in rule.context.module.body
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef))
+    }
+
+
+def _builds_cuda_only(rule: Rule, node: cst.CSTNode, definitions: dict[str, cst.FunctionDef | cst.ClassDef]) -> bool:
+    return local_cuda_only_use(rule, node, definitions) is not None
+
+
+def local_cuda_only_use(
+    rule: Rule, node: cst.CSTNode, definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
+) -> tuple[str, str] | None:
+    """(callee, CUDA-only API) when ``node`` calls a function or builds a class of this file whose
+    body names a CUDA-only API (torchtitan's guard, corpus review round 7: the code after the
+    early return builds ``CUDAGraphWrapper``, whose ``__init__`` captures a
+    ``torch.cuda.CUDAGraph``); None otherwise. One level deep."""
+    if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Name):
+        return None
+    definition = (definitions if definitions is not None else _local_definitions(rule)).get(node.func.value)
+    if definition is None:
+        return None
+    for inner in child_index(rule).walk(definition.body):
+        name = cuda_only_name(rule, inner)
+        if name is not None:
+            return node.func.value, name
+    return None
+
+
 def _cuda_only_function(rule: Rule, function: cst.FunctionDef, local: dict[str, cst.FunctionDef]) -> bool:
     """A function of this file that is itself CUDA-only: its body names a CUDA-only API
     (``cuda_only_name``), a vendor tool's command line (``"nvidia-smi"``, ``"rocm-smi"``) or calls
@@ -400,6 +432,7 @@ class CudaOnlyBranches(FileAnalysis):
         tests: set[int] = set()
         branches: set[int] = set()
         local: dict[str, cst.FunctionDef] | None = None
+        definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
         for node in index.preorder:
             if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
                 continue
@@ -407,6 +440,11 @@ class CudaOnlyBranches(FileAnalysis):
             if sides is not None and any(cuda_only_name(rule, inner) is not None for side in sides for inner in index.walk(side)):
                 tests.add(id(node))
                 branches.update(id(side) for side in sides)
+            elif sides is not None:
+                definitions = _local_definitions(rule) if definitions is None else definitions
+                if any(_builds_cuda_only(rule, inner, definitions) for side in sides for inner in index.walk(side)):
+                    tests.add(id(node))
+                    branches.update(id(side) for side in sides)
             elif sides is None and _calls_availability(rule, node.test):
                 local = _local_functions(rule) if local is None else local
                 if _only_vendor_calls(rule, true_branch(node), local) or _only_cuda_only(rule, true_branch(node)):
