@@ -10,7 +10,8 @@ from porter.engine.changes import Safety
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.rule import Rule
 from porter.rules._lib.branches import in_kept_cuda_test
-from porter.rules._lib.nodes import dotted
+from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.precision import ScalerStays
 from porter.rules._lib.tree import child_index, visit_original
 
 # Parents in which a comparison must be parenthesised to keep its meaning.
@@ -44,7 +45,10 @@ class IsCuda(Rule):
         A test whose CUDA branch holds CUDA-only code (``if x.is_cuda:
         torch.cuda.memory._record_memory_history()``, triton, ``channels_last``: see
         ``rules/_lib/branches.py:CudaOnlyBranches``) is kept: it stays false on Neuron, as the
-        branch needs.
+        branch needs. So is a test that turns on a fused optimizer (``{"fused": True} if
+        p.is_cuda else {}``, ``fused=p.is_cuda``) in a file where a GradScaler stays (float16
+        reachable): Neuron's fused Adam/AdamW ignores the scaler (neuron-facts §0.1), so the
+        unfused optimizer the test picks on Neuron is the one that works; it gets a marker.
 
     Safety:
         Safe. Receiver heuristic: every read of an attribute named ``is_cuda`` is taken to be the
@@ -74,6 +78,15 @@ class IsCuda(Rule):
             return
         if in_kept_cuda_test(self, node):
             return  # its branch is CUDA-only: the test keeps its meaning (rules/_lib/branches.py)
+        if self._turns_on_fused(node):
+            scaler = self.analysis(ScalerStays).line
+            if scaler is not None:
+                self.mark(
+                    node,
+                    f".is_cuda kept: it turns on fused=True, and a GradScaler stays in this file (line {scaler}; Neuron's fused "
+                    "Adam/AdamW ignores the scaler's grad_scale/found_inf: unscaled, unskipped updates)",
+                )
+                return
         accelerator = self.options.style == "accelerator"
         parent = self.parent(node)
         # ``not x.is_cuda`` -> ``x.device.type != "neuron"`` (no double negative)
@@ -103,6 +116,20 @@ class IsCuda(Rule):
 
         prefix = "not " if negated else ""
         self.replace(target, transform, f'{prefix}.is_cuda -> .device.type {operator} "{wanted}"')
+
+    def _turns_on_fused(self, node: cst.Attribute) -> bool:
+        """The statement holding ``node`` chooses a fused optimizer: a ``"fused"`` dict key
+        (``{"fused": True} if p.is_cuda else {}``), a ``fused=`` keyword, or a target named for it
+        (``use_fused = p.is_cuda``). A statement-level heuristic: the flag's later use is not followed."""
+        statement = self.statement_of(node)
+        for inner in child_index(self).walk(statement):
+            if isinstance(inner, cst.DictElement) and string_value(inner.key) == "fused":
+                return True
+            if isinstance(inner, cst.Arg) and inner.keyword is not None and inner.keyword.value == "fused":
+                return True
+            if isinstance(inner, cst.AssignTarget) and "fused" in (dotted(inner.target) or "").lower():
+                return True
+        return False
 
     def _is_store(self, node: cst.Attribute) -> bool:
         parent = self.parent(node)
