@@ -21,6 +21,8 @@ from porter.rules._tables.compile import (
     COMPILE_KEYWORDS,
     COMPILE_SWITCH,
     FIXED_PADDING,
+    TEXT_PREPROCESS_CALLS,
+    TEXT_WORDS,
     TOKENIZE_CALLS,
     VARYING_SHAPE_CALLS,
     VARYING_SHAPE_NAME,
@@ -587,7 +589,8 @@ class CompileInsert(Rule):
             for call in index.find(function, cst.Call):
                 assert isinstance(call, cst.Call)
                 callee = dotted(call.func) or ""
-                if callee.rsplit(".", 1)[-1].lower() not in TOKENIZE_CALLS:
+                last = callee.rsplit(".", 1)[-1].lower()
+                if last not in TOKENIZE_CALLS and not (last in TEXT_PREPROCESS_CALLS and self._reads_texts(call)):
                     continue
                 padding = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "padding"), None)
                 if padding is not None and string_value(padding) == FIXED_PADDING:
@@ -600,6 +603,13 @@ class CompileInsert(Rule):
                 holder = next((dotted(v) for v in given if (dotted(v) or "").endswith(function.name.value)), None) or function.name.value
                 return f"batches from {holder} (tokenized per batch by {callee}(...), no fixed length in view)"
         return None
+
+    def _reads_texts(self, call: cst.Call) -> bool:
+        """The statement holding ``call`` reads a name for texts (``texts``, ``sentences``)."""
+        return any(
+            isinstance(inner, cst.Name) and any(word in inner.value.lower() for word in TEXT_WORDS)
+            for inner in child_index(self).walk(self.statement_of(call))
+        )
 
     def _mark_varying(self, site: _Site, where: str | None = None) -> None:
         shape = where or self._varying_shapes(self.context.module, site.name) or "generate()"

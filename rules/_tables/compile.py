@@ -95,4 +95,9 @@ VARYING_SHAPE_NAME = re.compile(r"(?i)^multi_?scale(_train(ing)?)?$")
 # the batch's longest text): the callee names that tokenize, and the padding that makes the length
 # fixed (``padding="max_length"`` with a ``max_length``; review round 6, W11b).
 TOKENIZE_CALLS: frozenset[str] = frozenset({"tokenize", "tokenizer", "encode_plus", "batch_encode_plus"})
+# sentence-transformers 5's collate calls ``self.preprocess(column)`` (its modality-generic
+# tokenize; review round 7): a generic name (image pipelines preprocess to a fixed size), so it counts
+# only where its statement reads texts (a name containing one of these words).
+TEXT_PREPROCESS_CALLS: frozenset[str] = frozenset({"preprocess"})
+TEXT_WORDS = ("text", "sentence")
 FIXED_PADDING = "max_length"
