@@ -73,9 +73,10 @@ class HalfToBf16(Rule):
         ``grad_accum_dtype``): it follows the gradients it reduces, whose dtype the caller chose
         (DeepSpeed's engine always passes the one its fp16/bf16 config selects, and the config port,
         NRN291/NRN292, changes that config); bfloat16 there would reduce float16 gradients in
-        bfloat16. With ``--style accelerator`` nothing changes: that style keeps the CUDA program,
+        bfloat16. With ``--style accelerator`` nothing is rewritten: that style keeps the CUDA program,
         where float16 is what the user chose (a capability probe already picks bfloat16 on
-        Neuron), and the GradScaler stays for it. Only files being
+        Neuron), and the GradScaler stays for it; an explicit float16 choice (an option, a
+        table of named precisions) still gets the NRN208 marker that bfloat16 is the Trainium choice. Only files being
         ported change (a CUDA-ism elsewhere in the file, code already on ``neuron``, a batch
         run over a repository with CUDA-isms, or ``--all``): float16 in CPU-only or library
         code is left alone.
@@ -136,7 +137,8 @@ class HalfToBf16(Rule):
         self._collapsed: set[int] = set()
         # --style accelerator keeps the CUDA program: float16 there is the user's (the GradScaler
         # stays for it, see keeps_fp16 in rules/_lib/precision.py); a capability probe already
-        # picks bfloat16 on Neuron.
+        # picks bfloat16 on Neuron. Only the NRN208 advice on an explicit float16 choice is given
+        # (accelerator round 3: without it nothing told that user bfloat16 is the Trainium choice).
         self._off = self.options.style == "accelerator"
 
     # ------------------------------------------------------------------ a choice between the two
@@ -178,13 +180,9 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ torch.float16 / torch.half
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self._off:
-            return
         self._dtype_ref(node)
 
     def visit_Name(self, node: cst.Name) -> None:
-        if self._off:
-            return
         self._dtype_ref(node)
 
     def _dtype_ref(self, node: cst.Attribute | cst.Name) -> None:
@@ -201,6 +199,8 @@ class HalfToBf16(Rule):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
         if fp16_paired(node, self.parent, self.qualified) or self._explicit(node) or self._option_table(node):
             return
+        if self._off:
+            return  # --style accelerator: only the user's explicit float16 choices get the advice
         if _reduction_default(node, self.parent(node)):
             return  # follows the dtype of the tensors it reduces (the caller's fp16/bf16 choice)
         text = dotted(node) or ""
@@ -298,14 +298,12 @@ class HalfToBf16(Rule):
 
     # ------------------------------------------------------------------ "float16" dtype names
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if self._off:
-            return
         value = string_value(node)
         if id(node) in self._collapsed or value not in {"float16", "half"}:
             return
         if not self._dtype_string_position(node) or (value == "half" and not self._getattr_torch(node)):
             return
-        if self._explicit(node):
+        if self._explicit(node) or self._off:
             return
         self.replace(node, lambda n: with_string_value(n, "bfloat16"), f'"{value}" -> "bfloat16"')  # type: ignore[arg-type]
 
