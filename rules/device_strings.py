@@ -395,12 +395,36 @@ class DeviceStrings(Rule):
                 imports=imports,
             )
             return
+        if not self._used_where_cuda_fails(node) and not under_availability_test(self, node):
+            # A device value that is only stored, listed or returned is evaluated on every host:
+            # on a CPU-only one current_accelerator() is None, where the original's "cuda" is kept
+            # (a benchmark's device list, accelerator round 3; the original ran there).
+            self.replace(
+                node,
+                lambda n: accelerator_string(cast(cst.BaseExpression, n), name, ACCELERATOR_TYPE_OR_CUDA),
+                f'device string {self.context.module.code_for_node(node)} -> {ACCELERATOR_TYPE_OR_CUDA} (evaluated on every host)',
+                imports=imports,
+            )
+            return
         self.replace(
             node,
             lambda n: accelerator_string(cast(cst.BaseExpression, n), name),
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _used_where_cuda_fails(self, node: cst.BaseExpression) -> bool:
+        """``node`` is the device of a move or an allocation (``x.to("cuda")``, ``torch.zeros(n,
+        device="cuda")``), which fails on a CPU-only host in the original too: the short form."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        if not isinstance(call, cst.Call) or not isinstance(arg, cst.Arg):
+            return False
+        if self.matches_prefix(call.func, "torch.cuda.") or self.matches_prefix(call.func, "torch.accelerator."):
+            return True  # a device call: it fails without an accelerator in the original too
+        if arg.keyword is not None:
+            return arg.keyword.value == "device" and not self.matches(call.func, "torch.device")
+        return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional(call, 0) is arg
 
     def _default_read_everywhere(self, node: cst.BaseExpression) -> bool:
         """``add_argument("--device", default="cuda")``, ``getattr(args, "device", "cuda")``,
