@@ -68,7 +68,9 @@ or function costs the positions of its innermost class or def body statement onl
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -850,6 +852,27 @@ def marker_codes(statement: cst.CSTNode) -> set[str]:
     return codes
 
 
+def marker_comments(text: str, python: bool = True) -> list[tuple[int, str, str]]:
+    """Every ``# porter: CODE message`` marker of a file's text as (line, code, message), read as
+    ``marker_codes`` reads them: Python comments only (tokenized: a string that holds the words is
+    no marker); a file that is not Python, or does not tokenize, line by line."""
+    if "porter:" not in text:
+        return []
+    found: list[tuple[int, str, str]] = []
+    if python:
+        try:
+            for token in tokenize.generate_tokens(io.StringIO(text).readline):
+                if token.type == tokenize.COMMENT and (match := _MARKER_CODE.match(token.string)):
+                    found.append((token.start[0], match.group(1), token.string[match.end():].strip()))
+            return found
+        except (tokenize.TokenError, SyntaxError):
+            found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if match := _MARKER_CODE.search(line):
+            found.append((number, match.group(1), line[match.end():].strip()))
+    return found
+
+
 def _bound_heads(node: cst.Import | cst.ImportFrom) -> set[str]:
     if isinstance(node.names, cst.ImportStar):
         return set()
@@ -1016,4 +1039,4 @@ def _short(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-__all__ = ["Verifier", "bind_problem", "had_fallback", "verify_port", "verify_tree"]
+__all__ = ["Verifier", "bind_problem", "had_fallback", "marker_comments", "verify_port", "verify_tree"]
