@@ -135,7 +135,8 @@ class GradScalerRule(Rule):
         scaler appears and no value leaves, keeps that scaler only; any other float16 source
         keeps them all. Known misses: a scaler constructed in another module and passed in (its uses
         are left as they are, and stay correct once the constructing file is ported); wrapper
-        calls are recognised by a callee named ``*scaler`` with a loss and an optimizer. What a
+        calls are recognised by a callee named ``*scaler`` with a loss and an optimizer (not a
+        function of this file that never calls ``.backward``: a scaler factory). What a
         name holds for the per-device cases: the callee's qualified names (every import that may
         bind it, ``porter.engine.fastcst.names``, star imports of torch modules included); a
         name that is also another module's ``*.GradScaler`` (not torch's CUDA/amp/FSDP classes)
@@ -542,6 +543,14 @@ class GradScalerRule(Rule):
         return True
 
     # ------------------------------------------------------------------ wrappers
+    def _file_factory(self, text: str) -> bool:
+        """Whether ``text`` names a module-level def of this file that never calls ``.backward``
+        (a scaler factory, ``make_scaler(device_type, fp16)``; a loss-scaler wrapper backpropagates)."""
+        if "." in text:
+            return False
+        defs = [s for s in self.context.module.body if isinstance(s, cst.FunctionDef) and s.name.value == text]
+        return len(defs) == 1 and not _calls_backward(defs[0], self)
+
     def visit_Call(self, node: cst.Call) -> None:
         wrapper = self.qualified(node.func) & SCALER_WRAPPERS
         if wrapper:
@@ -555,8 +564,14 @@ class GradScalerRule(Rule):
             return
         plain = [arg for arg in node.args if arg.keyword is None and not arg.star]
         keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+        if self._file_factory(text):
+            return  # ``make_scaler(device_type, fp16)``: a def of this file that builds a scaler, not a wrapper
         if len(plain) >= 2 or keywords & {"clip_grad", "parameters"}:
             self.mark(node, f"loss-scaler wrapper {text}(loss, optimizer, ...): under bf16 use loss.backward(), clip, optimizer.step()", code="NRN207")
+
+
+def _calls_backward(node: cst.CSTNode, rule: Rule) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value == "backward" for n in child_index(rule).walk(node))
 
 
 def _unwrap_scale(parens: bool) -> Callable[[cst.CSTNode], cst.CSTNode]:
