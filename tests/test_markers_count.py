@@ -12,7 +12,7 @@ import pytest
 from porter.cli import main
 from porter.engine.core import port_source
 from porter.engine.results import Success
-from porter.engine.verify import marker_comments
+from porter.engine.markers import marker_comments
 from porter.reports.markers import file_markers
 from tests.fixture_harness import FIXTURES, Case, options_for
 from tests.test_reports import _schema
@@ -115,3 +115,20 @@ def test_this_runs_markers_are_not_counted_as_earlier(source: Path) -> None:
     found = file_markers(result)
     assert len(found.earlier) == len(marker_comments(source.read_text()))
     assert found.total == len(marker_comments(result.new_text))
+
+
+def test_a_cached_rerun_counts_markers_without_libcst(tmp_path: Path) -> None:
+    """The re-run over a ported tree, served from the cache, still needs no parser to count."""
+    import subprocess
+    import sys
+
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "train.py").write_bytes(TRAIN)
+    (tmp_path / "t" / "old.py").write_bytes(OLD)
+    args = ["-q", "--cache-dir", str(tmp_path / "c"), str(tmp_path / "t")]
+    assert main(["migrate", *args]) == 0
+    code = ("import sys\nfrom porter.commands.migrate import command\n"
+            f"code = command.main({args!r}, standalone_mode=False)\nprint('libcst' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip().splitlines()[-1] == "False", done.stdout + done.stderr
+    assert "(2 from cache)" in done.stderr and "3 markers to review (2 from an earlier run)" in done.stderr

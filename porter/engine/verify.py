@@ -68,9 +68,7 @@ or function costs the positions of its innermost class or def body statement onl
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -80,6 +78,8 @@ from libcst.metadata import MetadataWrapper, QualifiedName, QualifiedNameProvide
 from porter.engine.fastcst.names import LazyQualifiedNames
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.markers import MARKER_CODE as _MARKER_CODE  # the syntax, also read without libcst
+from porter.engine.markers import marker_comments
 from porter.engine.results import Finding, FindingKind
 from porter.rules._lib.backends import NO_SCOPES, backend_scopes
 from porter.rules._lib.device import cuda_string
@@ -92,7 +92,6 @@ Names = Mapping[cst.CSTNode, set[QualifiedName]]
 Position = Callable[[cst.CSTNode], tuple[int, int]]
 
 MARKER = "# porter:"
-_MARKER_CODE = re.compile(r"#\s*porter:\s*([A-Z]+[0-9]+)\b")
 # What a review marker excuses: besides findings of its own code, the verifier's finding codes
 # (NRN101 a "cuda" device value, NRN102 .cuda(), NRN103 torch.cuda.*, NRN109 DataParallel,
 # NRN114/NRN303 a CUDA/NCCL environment name, NRN301 "nccl", NRN901-912 CUDA-only libraries and
@@ -850,27 +849,6 @@ def marker_codes(statement: cst.CSTNode) -> set[str]:
         if match is not None:
             codes.add(match.group(1))
     return codes
-
-
-def marker_comments(text: str, python: bool = True) -> list[tuple[int, str, str]]:
-    """Every ``# porter: CODE message`` marker of a file's text as (line, code, message), read as
-    ``marker_codes`` reads them: Python comments only (tokenized: a string that holds the words is
-    no marker); a file that is not Python, or does not tokenize, line by line."""
-    if "porter:" not in text:
-        return []
-    found: list[tuple[int, str, str]] = []
-    if python:
-        try:
-            for token in tokenize.generate_tokens(io.StringIO(text).readline):
-                if token.type == tokenize.COMMENT and (match := _MARKER_CODE.match(token.string)):
-                    found.append((token.start[0], match.group(1), token.string[match.end():].strip()))
-            return found
-        except (tokenize.TokenError, SyntaxError):
-            found = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if match := _MARKER_CODE.search(line):
-            found.append((number, match.group(1), line[match.end():].strip()))
-    return found
 
 
 def _bound_heads(node: cst.Import | cst.ImportFrom) -> set[str]:

@@ -3,7 +3,7 @@ run left (a second ``porter migrate`` on a ported tree adds none, yet every old 
 code a human must port). A summary that says "0 to review" over a tree of old markers misleads.
 
 A file's markers are read from its text with the verifier's reading
-(``porter.engine.verify.marker_comments``; a notebook's code cells). An unchanged file's output is
+(``porter.engine.markers.marker_comments``, libcst-free; a notebook's code cells). An unchanged file's output is
 its bytes on disk (a file with nothing left to port is not rewritten, but its old markers count):
 all of them are an earlier run's. In a changed file, a marker of the output that the input held
 too (same code and message) is an earlier one; the others are this run's, at least as many as
@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from porter.engine.changes import Kind
+from porter.engine.markers import marker_comments
 from porter.engine.results import Failure, FileResult, Success
-from porter.engine.verify import marker_comments
 
 _CELL = re.compile(r"^\[cell \d+\] ")  # how a notebook's changes name their cell
 _PYTHON = (".py", ".pyi", ".pyw")
