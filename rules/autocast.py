@@ -87,7 +87,9 @@ class AutocastBf16(Rule):
 
     Safety:
         Safe: bfloat16 has float32's range, so it never overflows where float16 did; precision
-        differs (fewer mantissa bits), which AMP's fp32 cast lists absorb. A variable device type
+        differs (fewer mantissa bits), which AMP's fp32 cast lists absorb. Messages and markers
+        name the device as written: under ``--style accelerator`` the device-generic expression
+        (``torch.accelerator.current_accelerator().type``), never "neuron". A variable device type
         is taken to be the accelerator only in files that mention ``cuda``, ``neuron`` or
         ``current_accelerator`` (CPU-only files are left alone); on an ``mps`` device the added bfloat16 needs macOS 14+. A
         ``dtype=`` name is kept when every value the file assigns it is a dtype written in the
@@ -146,7 +148,7 @@ class AutocastBf16(Rule):
     def _port(self, call: cst.Call, skip: int, cuda_form: bool) -> None:
         args = autocast_args(call.args[skip:], cuda_form)
         if args.unsupported:
-            self.mark(call, 'autocast with unmappable arguments: port to torch.autocast(device_type="neuron", dtype=torch.bfloat16)', code="NRN202")
+            self.mark(call, f"autocast with unmappable arguments: port to torch.autocast(device_type={self._device_words()}, dtype=torch.bfloat16)", code="NRN202")
             if skip == 0 and device_kind(args.device) == "variable":
                 self._default_fallback(call, args.device)  # the device is still the first argument: its default keeps a fallback
             return
@@ -189,13 +191,18 @@ class AutocastBf16(Rule):
             result = updated.with_changes(args=args)
             return result.with_changes(func=new_func) if new_func is not None and not skip else result
 
-        message = self._message(cuda_form, new_device, dtype if new_dtype else "kept") + (" (CPU fallback kept: built at import time)" if import_time else "")
+        message = self._message(cuda_form, new_device, dtype if new_dtype else "kept", import_time) + (" (CPU fallback kept: built at import time)" if import_time else "")
         self.replace(call, transform, message, imports=imports)
         if cuda_form:
             self._drop_import(func)
 
-    def _message(self, cuda_form: bool, new_device: bool, dtype: str) -> str:
-        device = "the accelerator" if self.options.style == "accelerator" else '"neuron"'
+    def _device_words(self, import_time: bool = False) -> str:
+        """The device this rule writes, as written (``--style accelerator``: the device-generic
+        expression, never "neuron")."""
+        return self.context.module.code_for_node(self._device_expr(self._torch or "torch", '"', import_time))
+
+    def _message(self, cuda_form: bool, new_device: bool, dtype: str, import_time: bool = False) -> str:
+        device = self._device_words(import_time)
         if cuda_form:
             kept = dtype not in {"fp16", "missing"}
             return f"torch.cuda.amp.autocast -> torch.autocast(device_type={device}" + (", its dtype kept)" if kept else ", dtype=torch.bfloat16)")
@@ -250,7 +257,8 @@ class AutocastBf16(Rule):
         self.replace(
             param.default,
             transform,
-            'autocast device default "cuda" -> Neuron when an accelerator is available, else "cpu" (the CPU fallback kept)',
+            f'autocast device default "cuda" -> {"the accelerator type" if self.options.style == "accelerator" else "neuron"} '
+            'when an accelerator is available, else "cpu" (the CPU fallback kept)',
             imports=imports,
         )
 
@@ -288,7 +296,7 @@ class AutocastBf16(Rule):
             imports = (*imports, ImportSpec("torch"))
         if self.options.style == "accelerator":  # CUDA's float16 default kept, as for a call
             new = cst.parse_expression(f"{partial}({alias}.autocast, device_type={device})")
-            self.replace(node, new, "torch.cuda.amp.autocast -> partial(torch.autocast, device_type=the accelerator)", imports=imports)
+            self.replace(node, new, f"torch.cuda.amp.autocast -> partial(torch.autocast, device_type={device})", imports=imports)
             self.mark(node, _KEPT_FP16, code="NRN202")
         else:
             new = cst.parse_expression(f"{partial}({alias}.autocast, device_type={device}, dtype={alias}.bfloat16)")

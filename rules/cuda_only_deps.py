@@ -9,6 +9,7 @@ import libcst as cst
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.nodes import dotted
+from porter.rules._lib.precision import ACCELERATOR_DEVICE_TYPE
 from porter.rules._tables.cuda_only import (
     CODES,
     CUDA_SDPA_BACKENDS,
@@ -72,7 +73,11 @@ class CudaOnlyDeps(Rule):
         from apex.normalization import FusedLayerNorm
 
     Safety:
-        Review markers only; code is never changed, and markers are idempotent (a statement that
+        Review markers only; code is never changed, and markers are idempotent. With ``--style
+        accelerator`` the advice names the device-generic forms that style writes
+        (``torch.autocast(device_type=torch.accelerator.current_accelerator().type, ...)``, the
+        accelerator's default process-group backend, ``torch.compile()`` with its backend
+        auto-selected, ``torch.accelerator.device_count()``) instead of "neuron" ones (a statement that
         already carries the code's marker is left alone). Names are matched by qualified name, so
         aliases (``import xformers.ops as xops``) are covered; a library reached through
         ``importlib.import_module("...")`` or a string config (HF ``attn_implementation=``) is not
@@ -215,7 +220,26 @@ class CudaOnlyDeps(Rule):
         if key in self._marked:
             return
         self._marked.add(key)
-        self.mark(node, entry.message, code=entry.code)
+        self.mark(node, accelerator_words(entry.message) if self.options.style == "accelerator" else entry.message, code=entry.code)
+
+
+# --style accelerator writes device-generic code (autocast's device type, the distributed default
+# backend, torch.compile's auto-selected backend): the markers' advice names the same forms.
+_ACCELERATOR_WORDS = (
+    ('torch.autocast(device_type="neuron", ', f"torch.autocast(device_type={ACCELERATOR_DEVICE_TYPE}, "),
+    ('torch.autocast("neuron", ', f"torch.autocast({ACCELERATOR_DEVICE_TYPE}, "),
+    ('with backend "neuron"', "with the accelerator's default backend (torch.distributed.get_default_backend_for_device)"),
+    ('torch.compile(backend="neuron")', "torch.compile() (its backend auto-selected for the accelerator)"),
+    ("on the neuron device", "on the accelerator (torch.accelerator.current_accelerator())"),
+    ("torch.neuron.device_count()", "torch.accelerator.device_count()"),
+)
+
+
+def accelerator_words(message: str) -> str:
+    """A marker's advice in the forms ``--style accelerator`` writes."""
+    for neuron, generic in _ACCELERATOR_WORDS:
+        message = message.replace(neuron, generic)
+    return message
 
 
 def _asname(alias: cst.ImportAlias) -> str | None:

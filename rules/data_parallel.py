@@ -34,7 +34,8 @@ class DataParallel(Rule):
         model = nn.DataParallel(model)
 
     Safety:
-        Review marker only; nothing is rewritten. A ``torch.cuda.device_count() > 1`` /
+        Review marker only; nothing is rewritten. With ``--style accelerator`` the advice names
+        the accelerator's default backend (what NRN301 writes there), not "neuron". A ``torch.cuda.device_count() > 1`` /
         ``is_available()`` test guarding the call is kept by NRN103 (it stays false on Neuron,
         so the wrap never runs there). Name heuristic: qualified names of the DataParallel
         class and function (any import spelling). ``isinstance(m, nn.DataParallel)`` checks (to
@@ -51,7 +52,7 @@ class DataParallel(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.matches(node.func, *_NAMES):
-            self.mark(
-                node,
-                "nn.DataParallel is single-process multi-device; port to DDP + backend 'neuron' + torchrun",
-            )
+            # --style accelerator writes the device-generic backend (NRN301): the advice names it.
+            backend = ("the accelerator's default backend (torch.distributed.get_default_backend_for_device)"
+                       if self.options.style == "accelerator" else "backend 'neuron'")
+            self.mark(node, f"nn.DataParallel is single-process multi-device; port to DDP + {backend} + torchrun")

@@ -83,6 +83,23 @@ class GradScalerRule(Rule):
         other than by calling it (``isinstance``, a class attribute), when the class may be another
         device's (imported per device: ``from torch.npu.amp import GradScaler``), or when it is
         ``torch.amp.GradScaler`` kept for float16 (its callers pass the device).
+        Imported per device (``try: from torch.npu.amp import GradScaler`` / ``except ImportError:
+        from torch.cuda.amp import GradScaler``, or ``torch.mlu``): the other device's scaler is
+        never touched. Kept for float16, the calls stay as they are and the CUDA import line
+        becomes ``GradScaler = functools.partial(torch.amp.GradScaler, "neuron")`` (marked only
+        when the name is used other than by calling it, or the line imports more); disabled, the
+        call keeps its class (``GradScaler(enabled=False)`` is a pass-through on every device);
+        removed under bfloat16, the imports go once unused. A table keyed by device type
+        (``{"cuda": torch.cuda.amp.GradScaler, "npu": torch.npu.amp.GradScaler}``) gets a
+        ``"neuron"`` entry after the ``"cuda"`` one (``functools.partial(torch.amp.GradScaler,
+        "neuron")``, ``enabled=False`` under bfloat16), every other entry kept, and an NRN206 note.
+        FSDP's ``ShardedGradScaler`` (``torch.distributed.fsdp.sharded_grad_scaler``, composer,
+        torchtitan) is a GradScaler with torch.amp's signature (device first, ``"cuda"`` by
+        default: it disables itself on Neuron): removed under bfloat16 like the others, kept on
+        ``"neuron"`` (``ShardedGradScaler("neuron", ...)``) with NRN206 when float16 remains, and
+        disabled as ``ShardedGradScaler(enabled=False)``. With ``--style accelerator`` every device
+        written, and every message and marker, is the device-generic expression
+        (``getattr(torch.accelerator.current_accelerator(), "type", "cuda")``), never "neuron".
 
     Why:
         Loss scaling exists for float16's narrow range; bfloat16 has float32's range and needs
@@ -118,7 +135,13 @@ class GradScalerRule(Rule):
         scaler appears and no value leaves, keeps that scaler only; any other float16 source
         keeps them all. Known misses: a scaler constructed in another module and passed in (its uses
         are left as they are, and stay correct once the constructing file is ported); wrapper
-        calls are recognised by a callee named ``*scaler`` with a loss and an optimizer.
+        calls are recognised by a callee named ``*scaler`` with a loss and an optimizer (not a
+        function of this file that never calls ``.backward``: a scaler factory). What a
+        name holds for the per-device cases: the callee's qualified names (every import that may
+        bind it, ``porter.engine.fastcst.names``, star imports of torch modules included); a
+        name that is also another module's ``*.GradScaler`` (not torch's CUDA/amp/FSDP classes)
+        is that device's. A device table is a dict literal with string keys holding a GradScaler
+        class as a value; the device type it is looked up with is assumed to be the port's.
     """
 
     code: ClassVar[str] = "NRN204"
@@ -143,6 +166,7 @@ class GradScalerRule(Rule):
         visit_original(child_index(self), node, finder)
         self._bindings = {id(binding.call): binding for binding in finder.bindings}
         self._marked: set[int] = set()
+        self._ported_imports: set[int] = set()
         self._port_class_refs(node)
         if not finder.bindings:
             return
@@ -169,7 +193,12 @@ class GradScalerRule(Rule):
         gate = self._fp16_gate(call)
         gated = f", enabled only when {gate.split(' ==')[0]} is float16" if gate else ""
         device_arg = _device_arg(call) if func_names & _AMP_SCALER else None
-        if func_names & _CUDA_SCALER and device_arg is None:
+        others = _other_devices(func_names)
+        if others:
+            # Imported per device (``from torch.npu.amp import GradScaler`` or torch.cuda.amp's):
+            # the call stays the other device's; the CUDA import is what is ported.
+            self._port_scaler_import(call, others, what, line)
+        elif func_names & _CUDA_SCALER and device_arg is None:
             new_func = self._amp_scaler_func()
 
             def to_neuron(updated: cst.CSTNode) -> cst.CSTNode:
@@ -177,7 +206,8 @@ class GradScalerRule(Rule):
                 head = cst.Arg(cst.parse_expression(device if self.options.style == "accelerator" else f"{quote}neuron{quote}"))
                 return _gated(with_args(updated.with_changes(func=new_func), [head, *updated.args]), gate)
 
-            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on the {'accelerator' if self.options.style == 'accelerator' else 'neuron'} device (float16 kept{gated})", code="NRN205", imports=self._torch_import())
+            on = f"the device {device}" if self.options.style == "accelerator" else "the neuron device"
+            self.replace(call, to_neuron, f"torch.cuda.amp.GradScaler -> torch.amp.GradScaler on {on} (float16 kept{gated})", code="NRN205", imports=self._torch_import())
             for spec in source_imports(call.func, func_names):
                 self.drop_import_if_unused(spec, code="NRN205")
         else:
@@ -205,8 +235,10 @@ class GradScalerRule(Rule):
                 return _gated(updated.with_changes(args=args), gate)
 
             if cuda_first or implicit or gate:
-                was = "GradScaler()" if implicit else 'GradScaler("cuda")'
-                self.replace(call, port, f'{was} -> GradScaler("neuron") (float16 kept{gated})', code="NRN205")
+                spelled = (dotted(call.func) or "GradScaler").rsplit(".", 1)[-1]
+                was = f"{spelled}()" if implicit else f'{spelled}("cuda")'
+                now = device if self.options.style == "accelerator" else '"neuron"'
+                self.replace(call, port, f"{was} -> {spelled}({now}) (float16 kept{gated})", code="NRN205")
         statement = self.statement_of(call)
         if id(statement) not in self._marked:  # one marker per line (a scaler chosen by `... if v else ...`)
             self._marked.add(id(statement))
@@ -238,10 +270,13 @@ class GradScalerRule(Rule):
         return next((a for a in self.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda))), None)
 
     def _disable(self, binding: _Binding, state_uses: list[cst.CSTNode]) -> None:
-        func = self._amp_scaler_func()
         why = binding.blocked_by or "it is not assigned directly to a name"
         call = binding.call
-        device = _device_arg(call) if self.qualified(call.func) & _AMP_SCALER else None
+        names = self.qualified(call.func)
+        # Another device's class (imported per device) or FSDP's: the class is kept, only disabled.
+        own_class = bool(_other_devices(names) or names & _SHARDED)
+        func = call.func if own_class else self._amp_scaler_func()
+        device = _device_arg(call) if names & _AMP_SCALER else None
         # A device the user computes (deepspeed's get_accelerator().device_name()) is kept: only
         # a "cuda" literal, which a disabled scaler does not need, is dropped.
         kept = [] if device is None or string_value(device.value) is not None else [call.args.index(device)]
@@ -249,17 +284,18 @@ class GradScalerRule(Rule):
         def disable(updated: cst.CSTNode) -> cst.CSTNode:
             assert isinstance(updated, cst.Call)
             now = [updated.args[index].with_changes(comma=cst.MaybeSentinel.DEFAULT) for index in kept]
-            return with_args(updated.with_changes(func=func, args=[]), [*now, keyword_arg("enabled", cst.Name("False"))])
+            return with_args(updated.with_changes(func=updated.func if own_class else func, args=[]), [*now, keyword_arg("enabled", cst.Name("False"))])
 
+        spelled = (dotted(call.func) or "GradScaler").rsplit(".", 1)[-1] if own_class else "GradScaler"
         self.replace(
             binding.call,
             disable,
-            f"GradScaler -> GradScaler(enabled=False), a pass-through under bfloat16 (not removed: {why})",
+            f"{spelled} -> {spelled}(enabled=False), a pass-through under bfloat16 (not removed: {why})",
             code="NRN205",
             safety=self._cross_file,
-            imports=self._torch_import(),
+            imports=() if own_class else self._torch_import(),
         )
-        for spec in source_imports(binding.call.func, self.qualified(binding.call.func)):
+        for spec in () if own_class else source_imports(binding.call.func, names):
             self.drop_import_if_unused(spec, code="NRN205")
         for use in state_uses:
             self.mark(use, "GradScaler is disabled under bfloat16: its state_dict() is {}; drop it from checkpoints", code="NRN207")
@@ -308,6 +344,77 @@ class GradScalerRule(Rule):
     def _device_text(self) -> str:
         return ACCELERATOR_DEVICE_TYPE_OR_CUDA.replace("torch.", f"{self._torch or 'torch'}.", 1)
 
+    def _device_words(self) -> str:
+        """The device a kept scaler is built on, as this port writes it (``--style accelerator``:
+        the device-generic expression)."""
+        return self._device_text() if self.options.style == "accelerator" else '"neuron"'
+
+    # ------------------------------------------------------------------ imported per device
+    def _port_scaler_import(self, call: cst.Call, others: list[str], what: str, line: int) -> None:
+        """``try: from torch.npu.amp import GradScaler / except ImportError: from torch.cuda.amp
+        import GradScaler``: the call builds whichever class the host imported, so it is kept
+        (the other device's scaler untouched); the CUDA import, a whole line of its own, becomes
+        ``GradScaler = functools.partial(torch.amp.GradScaler, "neuron")``: on Neuron the call
+        then builds what the direct port builds. Only marked when the name is used other than
+        by calling it (a partial is not a class) or the import line holds more."""
+        statement = self.statement_of(call)
+        if id(statement) in self._marked:
+            return
+        self._marked.add(id(statement))
+        local = dotted(call.func) or "GradScaler"
+        imports = self._cuda_scaler_imports(call)
+        device = self._device_text() if self.options.style == "accelerator" else '"neuron"'
+        where = ", ".join(others)
+        for line_node, alias in imports:
+            if id(line_node) in self._ported_imports:
+                continue
+            self._ported_imports.add(id(line_node))
+            torch = self._torch or "torch"
+            new = cst.parse_statement(f"{local} = functools.partial({torch}.amp.GradScaler, {device})")
+            assert isinstance(new, cst.SimpleStatementLine)
+            self.replace(line_node, lambda n, body=new.body: n.with_changes(body=body),  # type: ignore[attr-defined,misc]
+                         f"{alias} (imported per device, beside {where}) -> functools.partial(torch.amp.GradScaler, {device}): "
+                         "the other devices' scalers are kept", code="NRN205", safety=Safety.REVIEW,
+                         imports=(ImportSpec("functools"), *self._torch_import()))
+        kept = f"the CUDA import now builds torch.amp.GradScaler({device}, ...)" if imports else (
+            f"its torch.cuda.amp import disables itself on Neuron: bind {local} to torch.amp.GradScaler({device}, ...) there")
+        self.mark(call, f"GradScaler kept: float16 remains ({what}, line {line}); {local} may be another device's ({where}), "
+                  f"kept as it is; {kept}. Make it bfloat16, then drop the scaler", code="NRN206")
+
+    def _cuda_scaler_imports(self, call: cst.Call) -> list[tuple[cst.SimpleStatementLine, str]]:
+        """The lines ``from torch.cuda.amp import GradScaler`` (or torch.amp's) that bind the
+        callee, each a whole line of one name, when the name is only ever called in the file."""
+        names = self.qualified(call.func) & GRAD_SCALER
+        specs = source_imports(call.func, names)
+        local = dotted(call.func)
+        if not specs or local is None or "." in local or not self._only_calls(local):
+            return []
+        found = []
+        for node in child_index(self).walk(self.context.module):
+            if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar) or len(node.names) != 1:
+                continue
+            alias = node.names[0]
+            text = f"from {dotted(node.module) if node.module is not None else ''} import {dotted(alias.name)}"
+            bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) else dotted(alias.name)
+            line = self.parent(node)
+            if bound != local or not any(str(spec).startswith(text) for spec in specs) or node.relative:
+                continue
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                found.append((line, text))
+        return found
+
+    def _only_calls(self, local: str) -> bool:
+        """Whether every use of the name (outside import statements) calls it."""
+        for node in child_index(self).walk(self.context.module):
+            if not isinstance(node, cst.Name) or node.value != local:
+                continue
+            parent = self.parent(node)
+            if isinstance(parent, (cst.ImportAlias, cst.AsName)) or isinstance(parent, cst.Attribute) and parent.attr is node:
+                continue
+            if not (isinstance(parent, cst.Call) and parent.func is node):
+                return False
+        return True
+
     # ------------------------------------------------------------------ the class as a value
     def _port_class_refs(self, module: cst.Module) -> None:
         """``scaler_type = GradScaler`` (mmengine), called later as ``scaler_type(init_scale=...)``:
@@ -318,6 +425,10 @@ class GradScalerRule(Rule):
         passed on, returned) is only marked: a partial is not a class."""
         for node in child_index(self).walk(module):
             if not isinstance(node, (cst.Name, cst.Attribute)) or not self.qualified(node) & GRAD_SCALER:
+                continue
+            entry = self.parent(node)
+            if isinstance(entry, cst.DictElement) and entry.value is node:
+                self._port_table_entry(module, entry)
                 continue
             held = holder_through_choices(self, node)
             if held is None or not isinstance(held[1], cst.Assign) or len(held[1].targets) != 1:
@@ -330,32 +441,81 @@ class GradScalerRule(Rule):
             reason = (f"{blockers[0].what}, line {blockers[0].line}" if blockers
                       else None if self._own_autocast(module) else "the file has no torch autocast of its own: the files using it choose the dtype")
             others = sorted(name.rsplit(".", 1)[0] for name in self.qualified(node) - GRAD_SCALER)
+            device = self._device_words()
             if others:  # imported per device (``if is_npu_available(): from torch.npu.amp import GradScaler``)
                 self.mark(node, f"GradScaler assigned to {text} is torch.cuda.amp's here unless another device's is imported "
                           f"({', '.join(others)}); torch.cuda.amp's disables itself on Neuron: add a Neuron choice that builds "
-                          'torch.amp.GradScaler("neuron", ...)', code="NRN206")
+                          f"torch.amp.GradScaler({device}, ...)", code="NRN206")
                 continue
             amp_api = not self.qualified(node) & _CUDA_SCALER  # torch.amp's: its callers pass the device first
+            if self.qualified(node) & _SHARDED and self._only_called(target, text):
+                # FSDP's class, device first like torch.amp's: the partial keeps the class.
+                self._partial(node, text, reason, device_first=True, func=self.context.module.code_for_node(node))
+                continue
             if amp_api and reason is not None:
                 self.mark(node, f'torch.amp.GradScaler assigned to {text}: its device defaults to "cuda" (it disables itself on '
-                          f'Neuron): pass "neuron" first where {text} is called', code="NRN206")
+                          f"Neuron): pass {device} first where {text} is called", code="NRN206")
                 continue
             if not self._only_called(target, text):
-                self.mark(node, f"GradScaler class assigned to {text} and used as a value: build it on the neuron device "
-                          f'(torch.amp.GradScaler("neuron", ...)); torch.cuda.amp.GradScaler disables itself without CUDA', code="NRN206")
+                on = "the accelerator" if self.options.style == "accelerator" else "the neuron device"
+                self.mark(node, f"GradScaler class assigned to {text} and used as a value: build it on {on} "
+                          f"(torch.amp.GradScaler({device}, ...)); torch.cuda.amp.GradScaler disables itself without CUDA", code="NRN206")
                 continue
             self._partial(node, text, reason, device_first=not amp_api)
 
-    def _partial(self, node: cst.Name | cst.Attribute, text: str, reason: str | None, *, device_first: bool) -> None:
+    def _port_table_entry(self, module: cst.Module, entry: cst.DictElement) -> None:
+        """``{"cuda": torch.cuda.amp.GradScaler, "npu": torch.npu.amp.GradScaler}[device_type]``:
+        the table is looked up by the device type, which is ``"neuron"`` once ported; a
+        ``"neuron"`` entry is added after the ``"cuda"`` one (``functools.partial(torch.amp.GradScaler,
+        "neuron")``, with ``enabled=False`` when the file's own autocasts leave no float16) and
+        every other entry is kept. A table not keyed by ``"cuda"``, or with a ``"neuron"`` key
+        already, is only marked."""
+        table = self.parent(entry)
+        if not isinstance(table, cst.Dict) or id(table) in self._marked:
+            return
+        self._marked.add(id(table))
+        keys = [string_value(e.key) if isinstance(e, cst.DictElement) else None for e in table.elements]
+        blockers = self._shared_inventory(module).blockers(self.options.selects)
+        reason = (f"{blockers[0].what}, line {blockers[0].line}" if blockers
+                  else None if self._own_autocast(module) else "the file has no torch autocast of its own: the files using it choose the dtype")
+        # Also under --style accelerator: the device type looked up there is "neuron" on Trainium.
+        cuda_entry = string_value(entry.key) == "cuda" and "neuron" not in keys
         torch = self._torch or "torch"
+        built = f'functools.partial({torch}.amp.GradScaler, "neuron"{", enabled=False" if reason is None else ""})'
+        if cuda_entry:
+            value = cst.parse_expression(built)
+            at = table.elements.index(entry)
+
+            def add(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.Dict)
+                elements = list(updated.elements)
+                before = elements[at]
+                new = cst.DictElement(cst.SimpleString('"neuron"'), value, comma=before.comma)
+                comma = before.comma if isinstance(before.comma, cst.Comma) else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                elements[at : at + 1] = [before.with_changes(comma=comma), new]
+                return updated.with_changes(elements=elements)
+
+            what = "float16 kept: " + reason if reason is not None else "enabled=False, a pass-through under bfloat16"
+            self.replace(table, add, f'GradScaler table keyed by device: "neuron" entry added ({what}); the other devices\' entries kept',
+                         code="NRN205", safety=Safety.REVIEW, imports=(ImportSpec("functools"), *self._torch_import()))
+        done = f'its "neuron" entry is {built}' if cuda_entry else (
+            f'add a "neuron" entry: {built}' if "neuron" not in keys
+            else 'its "neuron" entry must build torch.amp.GradScaler("neuron")')
+        self.mark(entry, f"GradScaler table keyed by device: the CUDA entry stays for CUDA hosts (it disables itself on Neuron); {done}"
+                  + (f" (float16 kept: {reason}; make it bfloat16, then drop the scaler)" if reason is not None else ""), code="NRN206")
+
+    def _partial(self, node: cst.Name | cst.Attribute, text: str, reason: str | None, *, device_first: bool, func: str | None = None) -> None:
+        torch = self._torch or "torch"
+        func = func or f"{torch}.amp.GradScaler"
         # torch.cuda.amp's first positional is init_scale: the device goes first so it stays so
         device = self._device_text() if self.options.style == "accelerator" else '"neuron"'
         extra = ", ".join([device] * device_first + ["enabled=False"] * (reason is None))
-        new = cst.parse_expression(f"functools.partial({torch}.amp.GradScaler, {extra})")
-        what = f'the neuron device (float16 kept: {reason})' if reason is not None else "enabled=False, a pass-through under bfloat16"
-        self.replace(node, lambda _n: new, f"GradScaler class assigned to {text} -> functools.partial(torch.amp.GradScaler, ...) on {what}",
-                     code="NRN205", safety=Safety.REVIEW, imports=(ImportSpec("functools"), *self._torch_import()))
-        for spec in source_imports(node, self.qualified(node)):
+        new = cst.parse_expression(f"functools.partial({func}, {extra})")
+        what = f"the device {device} (float16 kept: {reason})" if reason is not None else "enabled=False, a pass-through under bfloat16"
+        own = func != f"{torch}.amp.GradScaler"  # the class is kept (FSDP's): its import stays
+        self.replace(node, lambda _n: new, f"GradScaler class assigned to {text} -> functools.partial({func if own else 'torch.amp.GradScaler'}, ...) on {what}",
+                     code="NRN205", safety=Safety.REVIEW, imports=(ImportSpec("functools"), *(() if own else self._torch_import())))
+        for spec in () if own else source_imports(node, self.qualified(node)):
             self.drop_import_if_unused(spec, code="NRN205")
         if reason is not None:
             self.mark(node, f"GradScaler kept: float16 may remain ({reason}); make it bfloat16, then drop the scaler", code="NRN206")
@@ -383,6 +543,14 @@ class GradScalerRule(Rule):
         return True
 
     # ------------------------------------------------------------------ wrappers
+    def _file_factory(self, text: str) -> bool:
+        """Whether ``text`` names a module-level def of this file that never calls ``.backward``
+        (a scaler factory, ``make_scaler(device_type, fp16)``; a loss-scaler wrapper backpropagates)."""
+        if "." in text:
+            return False
+        defs = [s for s in self.context.module.body if isinstance(s, cst.FunctionDef) and s.name.value == text]
+        return len(defs) == 1 and not _calls_backward(defs[0], self)
+
     def visit_Call(self, node: cst.Call) -> None:
         wrapper = self.qualified(node.func) & SCALER_WRAPPERS
         if wrapper:
@@ -396,8 +564,14 @@ class GradScalerRule(Rule):
             return
         plain = [arg for arg in node.args if arg.keyword is None and not arg.star]
         keywords = {arg.keyword.value for arg in node.args if arg.keyword is not None}
+        if self._file_factory(text):
+            return  # ``make_scaler(device_type, fp16)``: a def of this file that builds a scaler, not a wrapper
         if len(plain) >= 2 or keywords & {"clip_grad", "parameters"}:
             self.mark(node, f"loss-scaler wrapper {text}(loss, optimizer, ...): under bf16 use loss.backward(), clip, optimizer.step()", code="NRN207")
+
+
+def _calls_backward(node: cst.CSTNode, rule: Rule) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value == "backward" for n in child_index(rule).walk(node))
 
 
 def _unwrap_scale(parens: bool) -> Callable[[cst.CSTNode], cst.CSTNode]:
@@ -566,7 +740,14 @@ class _ScalerFinder(cst.CSTVisitor):
 
 
 _CUDA_SCALER = frozenset({"torch.cuda.amp.GradScaler", "torch.cuda.amp.grad_scaler.GradScaler"})
-_AMP_SCALER = GRAD_SCALER - _CUDA_SCALER
+_AMP_SCALER = GRAD_SCALER - _CUDA_SCALER  # device first (FSDP's ShardedGradScaler too)
+_SHARDED = frozenset({"torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler"})
+
+
+def _other_devices(names: set[str]) -> list[str]:
+    """The modules of the other devices' scalers a name may also be (``torch.npu.amp``, ``torch.mlu.amp``):
+    the callee's qualified names that are a ``GradScaler`` but not one of torch's CUDA/amp classes."""
+    return sorted(name.rsplit(".", 1)[0] for name in names - GRAD_SCALER if name.endswith(".GradScaler"))
 
 
 def _device_arg(call: cst.Call) -> cst.Arg | None:

@@ -6,6 +6,7 @@ IMPORT names rules match), PositionProvider."""
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import libcst as cst
@@ -13,7 +14,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
 from libcst.metadata import QualifiedNameSource as Source
 
-from porter.engine.fastcst.names import LazyQualifiedNames
+from porter.engine.fastcst.names import LazyQualifiedNames, star_exports
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex, dispatch
 
@@ -100,9 +101,14 @@ def _compare_names(module: cst.Module) -> tuple[int, bool]:
     index = TreeIndex(module)
     reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider)
     names = LazyQualifiedNames(index, lambda: reference)
+    # libcst resolves no star import: names a torch star import binds are checked by test_star_imports.
+    starred = set().union(*(star_exports(node) for node in index.preorder if isinstance(node, cst.ImportFrom)))
     compared = 0
     for node in index.preorder:
         if isinstance(node, (cst.Name, cst.Attribute, cst.Call)):
+            head = (cst.helpers.get_full_name_for_node(node.func if isinstance(node, cst.Call) else node) or "").split(".")[0]
+            if head in starred:
+                continue
             expected = _imported(reference.get(node, set()))
             assert _imported(names[node]) == expected, module.code_for_node(node)
             compared += 1
@@ -149,6 +155,44 @@ def test_imported_names_match_libcst_when_names_are_rebound(case: str) -> None:
     assert compared and used_fallback is falls_back
 
 
+STAR_SOURCE = """from torch import *
+from torch.cuda import *
+from somepkg.utils import *
+x = GradScaler()
+is_available()
+amp.autocast()
+cuda.is_available()
+float16
+def f(autocast, synchronize=None):
+    return autocast(), synchronize()
+helper()
+DataParallel
+"""
+
+
+def test_star_imports() -> None:
+    """A torch module's star import binds its __all__ (torch's does not bind ``cuda``: the
+    submodule is not in it); another package's star binds nothing porter can see."""
+    module = cst.parse_module(STAR_SOURCE)
+    index = TreeIndex(module)
+    names = LazyQualifiedNames(index, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))
+    found: dict[str, set[str]] = {}
+    for node in index.preorder:
+        parent = index.parents.get(node)
+        if isinstance(parent, cst.Attribute) and parent.attr is node or isinstance(parent, cst.Param):
+            continue  # not references
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            found.setdefault(module.code_for_node(node), set()).update(_imported(names[node]))
+    assert found["GradScaler"] == {"torch.GradScaler"}
+    assert found["is_available"] == {"torch.cuda.is_available"}
+    assert found["amp.autocast"] == {"torch.cuda.amp.autocast"}
+    assert found["cuda.is_available"] == set()
+    assert found["float16"] == {"torch.float16"}
+    assert found["autocast"] == found["synchronize"] == set()  # parameters shadow the star's names
+    assert found["helper"] == found["DataParallel"] == set()
+    assert not names.used_fallback
+
+
 POSITION_SOURCES = [
     "import torch\r\nx = torch.zeros(1).cuda()\r\n\r\ndef f():\r\n    return x.cuda()\r\n",
     "# header comment\n\n\nimport torch\nif True:\n\tx = torch.ones(1).cuda()\n",
@@ -168,3 +212,44 @@ def test_positions_match_position_provider() -> None:
         for node in index.preorder:
             start = reference[node].start
             assert positions(node) == (start.line, start.column), (module.code_for_node(node)[:40], type(node).__name__)
+
+
+STAR_MODULES = ("torch", "torch.amp", "torch.backends.cuda", "torch.cuda", "torch.cuda.amp", "torch.distributed.fsdp",
+                "torch.nn.parallel", "torch.optim", "torch.utils.data")
+STAR_DOC = '''"""What ``from M import *`` binds, for the torch modules whose star import porter resolves.
+
+A star import binds the names in the module's ``__all__`` (Python language reference, "The import
+statement"). These are torch {version}'s ``__all__`` lists, read from the installed torch by
+``tests/test_walk.py::test_star_exports_are_torchs_all`` (it fails when they drift, and rewrites
+this file under ``PORTER_UPDATE_FIXTURES=1``). A table, not an import at run time: ``porter
+migrate`` does not need torch (it is the ``check`` extra), importing it takes seconds, and the port
+must not depend on the porting machine's torch. Modules without ``__all__`` (``torch.nn``,
+``torch.distributed``) bind whatever public globals they hold at import time, and other packages'
+star imports (``from utils import *``) bind what is not in view: names from those stay unresolved.
+"""
+'''
+
+
+def _render_star_exports() -> str:
+    import importlib
+    import textwrap
+
+    import torch
+
+    lines = [STAR_DOC.format(version=torch.__version__.split("+")[0]), "from __future__ import annotations", "",
+             "STAR_EXPORTS: dict[str, frozenset[str]] = {"]
+    for name in STAR_MODULES:
+        exported = " ".join(sorted(set(importlib.import_module(name).__all__)))
+        lines += [f'    "{name}": frozenset(', "        ("]
+        lines += [f'            "{chunk} "' for chunk in textwrap.wrap(exported, 96)]
+        lines += ["        ).split()", "    ),"]
+    return "\n".join([*lines, "}", ""])
+
+
+def test_star_exports_are_torchs_all() -> None:
+    pytest.importorskip("torch")
+    path = ROOT / "porter" / "engine" / "fastcst" / "star_exports.py"
+    expected = _render_star_exports()
+    if os.environ.get("PORTER_UPDATE_FIXTURES") == "1":
+        path.write_text(expected)
+    assert path.read_text() == expected, "torch's __all__ changed: regenerate with PORTER_UPDATE_FIXTURES=1"

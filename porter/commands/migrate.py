@@ -20,6 +20,7 @@ from porter.engine.changes import Change, Safety
 from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE
 from porter.engine.results import Failure, FileResult, Success
 from porter.reports.progress import Progress
+from porter.reports.markers import MarkerTally
 from porter.reports.render import change_line, colour_diff, finding_line, findings_of, statistics, summary, verifier_summary
 from porter.run.batch import WorkerError
 from porter.run.migrate import SETTING_FLAGS, FileOutcome, MigrateError, Migration, options_from_flags, sigterm_as_interrupt
@@ -124,6 +125,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
     colour = sys.stdout.isatty() if flags["color"] is None else bool(flags["color"])
     printer = _Printer(progress, fmt, quiet, bool(flags["verbose"]), colour, writes)
     results: list[FileResult] = []
+    markers = MarkerTally()  # every marker of the output, counted before the bytes are dropped
     interrupted = False
     outcomes = migration.__iter__()  # a generator: closed on every way out
     try:
@@ -132,6 +134,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
                 progress.advance(outcome.result, outcome.relative)
                 printer.file(outcome)
                 result = outcome.result  # kept without its bytes: thousands of files must not pile up
+                markers.add(result)
                 results.append(replace(result, old=b"", new=b"") if isinstance(result, Success) else result)
     except KeyboardInterrupt:
         interrupted = True  # every write is a rename of a complete file: each is fully old or new
@@ -155,7 +158,7 @@ def command(ctx: click.Context, paths: tuple[str, ...], **flags: object) -> int:
         line = line[:-1] + f" ({migration.stats.cache_hits} from cache)."
     if printer.not_applied:
         line = line[:-1] + f"; {printer.not_applied} change{'s' if printer.not_applied != 1 else ''} not applied."
-    click.echo(f"{line} {verifier_summary(results)}", err=True)
+    click.echo(f"{line} {verifier_summary(results, markers)}", err=True)
     if any(isinstance(result, Failure) for result in results) or migration.outputs.failed:
         return EXIT_ERROR
     if flags["check"] and any(isinstance(result, Success) for result in results):

@@ -78,6 +78,8 @@ from libcst.metadata import MetadataWrapper, QualifiedName, QualifiedNameProvide
 from porter.engine.fastcst.names import LazyQualifiedNames
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.markers import MARKER_CODE as _MARKER_CODE  # the syntax, also read without libcst
+from porter.engine.markers import marker_comments
 from porter.engine.results import Finding, FindingKind
 from porter.rules._lib.backends import NO_SCOPES, backend_scopes
 from porter.rules._lib.device import cuda_string
@@ -90,7 +92,6 @@ Names = Mapping[cst.CSTNode, set[QualifiedName]]
 Position = Callable[[cst.CSTNode], tuple[int, int]]
 
 MARKER = "# porter:"
-_MARKER_CODE = re.compile(r"#\s*porter:\s*([A-Z]+[0-9]+)\b")
 # What a review marker excuses: besides findings of its own code, the verifier's finding codes
 # (NRN101 a "cuda" device value, NRN102 .cuda(), NRN103 torch.cuda.*, NRN109 DataParallel,
 # NRN114/NRN303 a CUDA/NCCL environment name, NRN301 "nccl", NRN901-912 CUDA-only libraries and
@@ -1016,4 +1017,4 @@ def _short(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
-__all__ = ["Verifier", "bind_problem", "had_fallback", "verify_port", "verify_tree"]
+__all__ = ["Verifier", "bind_problem", "had_fallback", "marker_comments", "verify_port", "verify_tree"]

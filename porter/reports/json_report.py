@@ -7,8 +7,9 @@ repository with a porting-effort score:
 
     effort = 1 x safe edit + 3 x edit to review + 5 x review marker left + 8 x file that failed
 
-(a marker is code porter could not port: a human ports it; a failed file needs a look before
-anything). Levels: 0 none, up to 10 small, up to 50 medium, above that large.
+(a marker is code porter could not port: a human ports it, whether this run or an earlier one
+left it — a second run over a ported tree counts the old markers, ``reports.markers``; a failed
+file needs a look before anything). Levels: 0 none, up to 10 small, up to 50 medium, above that large.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from porter import __version__
 from porter.engine.changes import Change, Kind, Safety
 from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
+from porter.reports.markers import Marker, file_markers
 
 EFFORT_WEIGHTS = {"safe_edit": 1, "review_edit": 3, "marker": 5, "failure": 8}
 EFFORT_LEVELS = ((0, "none"), (10, "small"), (50, "medium"))
@@ -39,6 +41,12 @@ class FileRecord:
     skipped: str | None = None
     findings: tuple[Finding, ...] = ()  # the post-port verifier's, at lines of the output
     not_applied: tuple[Change, ...] = ()  # changes of the port left out (``--safe-only``, ``--interactive``)
+    earlier_markers: tuple[Marker, ...] = ()  # ``# porter:`` markers an earlier run left in the output
+
+    @property
+    def markers(self) -> int:
+        """Every marker the output holds: this run's (its marker changes) and earlier ones."""
+        return sum(1 for change in self.changes if change.kind is Kind.MARKER) + len(self.earlier_markers)
 
 
 @dataclass
@@ -57,15 +65,21 @@ class RunRecord:
         repo = escaped(name or repo)
         findings = tuple(replace(f, path=relative) for f in getattr(result, "findings", ()))
         left = tuple(_rebased(not_applied, relative))
+        earlier = file_markers(result).earlier
         if isinstance(result, Success):
             self.files.append(
-                FileRecord(relative, repo, "changed", tuple(_rebased(result.changes, relative)), findings=findings, not_applied=left)
+                FileRecord(
+                    relative, repo, "changed", tuple(_rebased(result.changes, relative)),
+                    findings=findings, not_applied=left, earlier_markers=earlier,
+                )
             )
         elif isinstance(result, Failure):
             self.files.append(FileRecord(relative, repo, "failed", failure=escaped(result.reason), failure_kind=result.kind))
         else:
             skipped = result.skipped if isinstance(result, Unchanged) else None
-            self.files.append(FileRecord(relative, repo, "unchanged", skipped=skipped, findings=findings, not_applied=left))
+            self.files.append(
+                FileRecord(relative, repo, "unchanged", skipped=skipped, findings=findings, not_applied=left, earlier_markers=earlier)
+            )
 
     @property
     def repos(self) -> list[str]:
@@ -76,6 +90,10 @@ class RunRecord:
 
     def findings(self, repo: str | None = None) -> list[Finding]:
         return [finding for record in self.files if repo in (None, record.repo) for finding in record.findings]
+
+    def earlier_markers(self, repo: str | None = None) -> list[tuple[str, Marker]]:
+        """(path, marker) for every marker an earlier run left in this run's output."""
+        return [(record.path, marker) for record in self.files if repo in (None, record.repo) for marker in record.earlier_markers]
 
 
 def findings_by_kind(findings: Iterable[Finding]) -> dict[str, int]:
@@ -109,10 +127,10 @@ def _rebased(changes: Iterable[Change], path: str) -> Iterable[Change]:
     return (replace(change, path=path) for change in changes)
 
 
-def effort(changes: Sequence[Change], failures: int) -> dict[str, object]:
+def effort(changes: Sequence[Change], failures: int, earlier_markers: int = 0) -> dict[str, object]:
     safe_edits = sum(1 for c in changes if c.kind is Kind.EDIT and c.safety is Safety.SAFE)
     review_edits = sum(1 for c in changes if c.kind is Kind.EDIT and c.safety is Safety.REVIEW)
-    markers = sum(1 for c in changes if c.kind is Kind.MARKER)
+    markers = sum(1 for c in changes if c.kind is Kind.MARKER) + earlier_markers
     score = (
         EFFORT_WEIGHTS["safe_edit"] * safe_edits
         + EFFORT_WEIGHTS["review_edit"] * review_edits
@@ -126,6 +144,7 @@ def effort(changes: Sequence[Change], failures: int) -> dict[str, object]:
         "safe_edits": safe_edits,
         "review_edits": review_edits,
         "markers": markers,
+        "earlier_markers": earlier_markers,  # of ``markers``, those an earlier run left
         "failures": failures,
         "weights": dict(EFFORT_WEIGHTS),
     }
@@ -145,8 +164,15 @@ def repo_summary(record: RunRecord, repo: str) -> dict[str, object]:
         "by_code": dict(sorted(Counter(c.code for c in changes).items())),
         "by_safety": dict(sorted(Counter(c.safety.value for c in changes).items())),
         "verifier": findings_by_kind(record.findings(repo)),
-        "effort": effort(changes, failures),
+        "markers": _marker_totals(files),
+        "effort": effort(changes, failures, len(record.earlier_markers(repo))),
     }
+
+
+def _marker_totals(files: Iterable[FileRecord]) -> dict[str, int]:
+    """Markers to review in the output: all of them, and of those the ones an earlier run left."""
+    kept = list(files)
+    return {"total": sum(f.markers for f in kept), "earlier": sum(len(f.earlier_markers) for f in kept)}
 
 
 def to_json(record: RunRecord) -> dict[str, object]:
@@ -172,16 +198,23 @@ def to_json(record: RunRecord) -> dict[str, object]:
             "not_applied": len(not_applied),
             "cache_hits": record.cache_hits,
             "verifier": findings_by_kind(record.findings()),
-            "effort": effort(all_changes, len(failures)),
+            "markers": _marker_totals(record.files),
+            "effort": effort(all_changes, len(failures), len(record.earlier_markers())),
         },
         "repos": [repo_summary(record, repo) for repo in record.repos],
         "changes": changes,
         # Changes of the port left out by --safe-only / --interactive: a later run makes them.
         "not_applied": not_applied,
         "failures": failures,
-        # Every file with what the post-port verifier found in it (empty: nothing).
+        # Every file with what the post-port verifier found in it (empty: nothing), the markers
+        # its output holds and, of those, the ones an earlier run left (line of the output).
         "files": [
-            {"repo": f.repo, "path": f.path, "status": f.status, "verifier": [finding.to_dict() for finding in f.findings]}
+            {
+                "repo": f.repo, "path": f.path, "status": f.status,
+                "verifier": [finding.to_dict() for finding in f.findings],
+                "markers": f.markers,
+                "earlier_markers": [{"line": m.line, "code": m.code, "message": m.message} for m in f.earlier_markers],
+            }
             for f in record.files
         ],
     }

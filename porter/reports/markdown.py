@@ -32,8 +32,9 @@ def render(record: RunRecord) -> str:
         s = repo_summary(record, repo)
         e = s["effort"]
         review = s["by_safety"].get("review", 0)  # type: ignore[attr-defined]
+        earlier = f" ({e['earlier_markers']} earlier)" if e["earlier_markers"] else ""  # type: ignore[index]
         out.append(
-            f"| `{_cell(repo)}` | {s['files']} | {s['changed']} | {s['changes']} | {review} | {e['markers']} | {s['failed']} | {e['level']} ({e['score']}) |"  # type: ignore[index]
+            f"| `{_cell(repo)}` | {s['files']} | {s['changed']} | {s['changes']} | {review} | {e['markers']}{earlier} | {s['failed']} | {e['level']} ({e['score']}) |"  # type: ignore[index]
         )
     for repo in record.repos:
         out += _repo_section(record, repo, summaries, multiple=len(record.repos) > 1)
@@ -48,7 +49,8 @@ def _repo_section(record: RunRecord, repo: str, summaries: dict[str, str], multi
     if multiple:
         out += [f"## `{repo}`", ""]
     found = record.findings(repo)
-    if not changes and not found and not any(f.status == "failed" or f.not_applied for f in files):
+    earlier = record.earlier_markers(repo)
+    if not changes and not found and not earlier and not any(f.status == "failed" or f.not_applied for f in files):
         return out + ["Nothing to port."]
     by_code = Counter(change.code for change in changes)
     review_codes = {change.code for change in changes if change.safety is Safety.REVIEW}
@@ -61,8 +63,13 @@ def _repo_section(record: RunRecord, repo: str, summaries: dict[str, str], multi
         for path, change in review:
             what = "marker left" if change.kind is Kind.MARKER else "changed"
             out.append(f"- [ ] `{path}:{change.line}` {change.code} ({what}): {change.message}")
+    elif earlier:
+        out.append("Nothing from this run: the markers below are an earlier run's.")
     else:
         out.append("Nothing: every change is safe.")
+    if earlier:  # still code a human must port, though no change of this run says so
+        out += ["", f"{level} Markers from an earlier run", ""]
+        out += [f"- [ ] `{path}:{marker.line}` {marker.code}: {_cell(marker.message)}" for path, marker in earlier]
     left = [(f.path, c) for f in files for c in f.not_applied]
     if left:  # --safe-only / --interactive: the rest of the port, for a later run
         out += ["", f"{level} Not applied", ""]

@@ -6,8 +6,9 @@ from collections.abc import Iterable
 
 import click
 
-from porter.engine.changes import Change, Kind, Safety
+from porter.engine.changes import Change, Safety
 from porter.engine.results import Failure, FileResult, Finding, FindingKind, Success
+from porter.reports.markers import MarkerTally, tally
 
 
 def colour_diff(diff: str) -> str:
@@ -50,13 +51,15 @@ def findings_of(results: Iterable[FileResult]) -> list[Finding]:
     return [finding for result in results for finding in getattr(result, "findings", ())]
 
 
-def verifier_summary(results: Iterable[FileResult]) -> str:
-    """What a reader of "0 to review" must also know: what the port left that cannot run on Neuron."""
+def verifier_summary(results: Iterable[FileResult], markers: MarkerTally | None = None) -> str:
+    """What a reader of "0 to review" must also know: what the port left that cannot run on Neuron,
+    and every ``# porter:`` marker the output holds, this run's and an earlier run's (``markers``:
+    counted while the results still held their bytes; else counted from ``results``)."""
     kept = list(results)
     found = findings_of(kept)
     count = {kind: sum(1 for f in found if f.kind is kind) for kind in FindingKind}
-    markers = sum(1 for r in kept if isinstance(r, Success) for c in r.changes if c.kind is Kind.MARKER)
-    parts = [f"{count[FindingKind.CUDA_ONLY]} CUDA-only left unmarked", f"{markers} marker{'s' if markers != 1 else ''} to review"]
+    markers = markers if markers is not None else tally(kept)
+    parts = [f"{count[FindingKind.CUDA_ONLY]} CUDA-only left unmarked", markers.words()]
     if count[FindingKind.NEURON_API]:
         parts.append(f"{count[FindingKind.NEURON_API]} torch.neuron call(s) the real API rejects")
     if count[FindingKind.CPU_FALLBACK]:

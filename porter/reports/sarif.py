@@ -3,9 +3,10 @@
 One ``run`` of tool ``porter``; the driver lists the rule codes the results use (built-in and
 plugins), each once, with its one-line summary, as help the text ``porter explain CODE`` prints
 and a ``helpUri`` (the rule's module, whose docstring is that text); results carry only their
-own message. One ``result`` per change
-and per review marker: level ``warning`` for changes to review and markers, ``note`` for safe
-changes. Paths are relative to their repository, whose root is an ``originalUriBaseIds`` entry
+own message. One ``result`` per change,
+per review marker and per marker an earlier run left in the output (a second run over a ported
+tree adds none, but each is still to review): level ``warning`` for changes to review and
+markers, ``note`` for safe changes. Paths are relative to their repository, whose root is an ``originalUriBaseIds`` entry
 (``REPO1``, ``REPO2``, ...). Files that failed are ``toolExecutionNotifications`` of the
 invocation (a failure is porter's problem with the file, not a finding in it).
 """
@@ -18,6 +19,7 @@ from porter import __version__
 from porter.engine.changes import Change, Safety
 from porter.engine.results import Finding
 from porter.reports.json_report import RunRecord
+from porter.reports.markers import Marker
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/aws-neuron/porter"
@@ -58,6 +60,7 @@ def help_uri(module: str) -> str | None:
 
 def to_sarif(record: RunRecord) -> dict[str, object]:
     used = {change.code for file in record.files for change in file.changes}
+    used |= {marker.code for file in record.files for marker in file.earlier_markers}
     rules = [rule for rule in _rules() if rule["id"] in used]  # compact: only the codes reported
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     bases = {repo: f"REPO{position + 1}" for position, repo in enumerate(record.repos)}
@@ -74,6 +77,11 @@ def to_sarif(record: RunRecord) -> dict[str, object]:
                 index[rule_id] = len(rules)
                 rules.append({"id": rule_id, "shortDescription": {"text": _VERIFIER[finding.kind.value]}, "defaultConfiguration": {"level": "warning"}})
             results.append(_finding(finding, bases[file.repo], index[rule_id]))
+        for marker in file.earlier_markers:  # still to review: a code scanner must list them too
+            if marker.code not in index:
+                index[marker.code] = len(rules)
+                rules.append({"id": marker.code, "shortDescription": {"text": marker.code}})
+            results.append(_earlier(marker, file.path, bases[file.repo], index[marker.code]))
     notifications = [
         {
             "level": "error",
@@ -143,6 +151,19 @@ def _finding(finding: Finding, base: str, rule_index: int) -> dict[str, object]:
         "message": {"text": finding.message + (f" ({finding.code})" if finding.code else "")},
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": finding.path, "uriBaseId": base}, "region": {"startLine": max(1, finding.line)}}}],
         "partialFingerprints": {"porter/v1": f"verify/{finding.kind.value}:{finding.path}:{finding.message}"},
+    }
+
+
+def _earlier(marker: Marker, path: str, base: str, rule_index: int) -> dict[str, object]:
+    return {
+        "ruleId": marker.code,
+        "ruleIndex": rule_index,
+        "level": "warning",
+        "message": {"text": f"{marker.message} (marker from an earlier run, review)"},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": base}, "region": {"startLine": max(1, marker.line)}}}],
+        # the fingerprint of the marker change that wrote it: a code scanner sees one alert across runs
+        "partialFingerprints": {"porter/v1": f"{marker.code}:{path}:{marker.message}"},
+        "properties": {"safety": "review", "kind": "marker", "earlier": True},
     }
 
 

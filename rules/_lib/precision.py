@@ -35,6 +35,8 @@ GRAD_SCALER = frozenset(
         "torch.amp.GradScaler",
         "torch.amp.grad_scaler.GradScaler",
         "torch.GradScaler",  # the same class (torch >= 2.3)
+        # FSDP's (composer, torchtitan): torch.amp.GradScaler's signature, device first, "cuda" default
+        "torch.distributed.fsdp.sharded_grad_scaler.ShardedGradScaler",
     }
 )
 # Loss-scaler wrapper classes of timm (DeiT, MAE and BEiT import them): they own a GradScaler('cuda').

@@ -10,7 +10,12 @@ statements and the scopes enclosing the node, the way libcst's scope rules would
   as y`` binds ``y``), looked up longest prefix first, in the nearest enclosing function, then
   the class body the node sits directly in, then the module;
 * the qualified name from the import as libcst's ``ImportAssignment`` forms it (relative imports
-  keep their dots).
+  keep their dots);
+* a star import of a torch module (``from torch.cuda.amp import *``) binds the names of that
+  module's ``__all__`` (``star_exports.py``, torch's lists): ``GradScaler`` after it is
+  ``torch.cuda.amp.GradScaler``. libcst resolves no star import; other packages' star imports
+  (``from utils import *``) bind what is not in view and stay unresolved, and so do names this
+  module hands to libcst's provider (below).
 
 A name that is imported and also bound some other way at module level (``except ImportError:
 torch = None``) gets both, as in libcst. A name imported and bound some other way in a function or
@@ -39,6 +44,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import QualifiedName, QualifiedNameSource
 from libcst.metadata.base_provider import LazyValue
 
+from porter.engine.fastcst.star_exports import STAR_EXPORTS
 from porter.engine.fastcst.walk import Kinds, TreeIndex
 
 Names = set[QualifiedName]
@@ -54,6 +60,13 @@ _LINES = (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundSta
 _IS_SCOPE, _IS_TARGET_HOLDER, _IS_ALWAYS_BINDING = Kinds(*_SCOPES), Kinds(*_TARGET_HOLDERS), Kinds(*_ALWAYS_BINDING)
 _IS_CONTAINER, _IS_LINE, _IS_DEF = Kinds(*_CONTAINERS), Kinds(*_LINES), Kinds(cst.FunctionDef, cst.ClassDef)
 _IS_IMPORT = Kinds(cst.Import, cst.ImportFrom)
+
+
+def star_exports(node: cst.Import | cst.ImportFrom) -> frozenset[str]:
+    """The names a ``from M import *`` of a torch module binds (empty for any other import)."""
+    if not isinstance(node, cst.ImportFrom) or not isinstance(node.names, cst.ImportStar) or node.relative:
+        return frozenset()
+    return STAR_EXPORTS.get(_import_module(node), frozenset())
 
 
 def _alias_keys(alias: cst.ImportAlias) -> list[str]:
@@ -78,6 +91,8 @@ def import_names(node: cst.Import | cst.ImportFrom, full_name: str) -> Names:
     alias, the longest prefix of the imported dotted name that ``full_name`` starts with)."""
     found: Names = set()
     if isinstance(node.names, cst.ImportStar):
+        if full_name.split(".")[0] in star_exports(node):
+            found.add(QualifiedName(f"{_import_module(node)}.{full_name}", QualifiedNameSource.IMPORT))
         return found
     module = _import_module(node)
     for alias in node.names:
@@ -180,17 +195,20 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                         else:
                             self._local_binds.setdefault(scope, set()).add(node.value)  # type: ignore[attr-defined]
             elif kind is cst.Import or kind is cst.ImportFrom:
-                if isinstance(node.names, cst.ImportStar):  # type: ignore[attr-defined]
-                    continue
                 scope = self._scope_of_statement(node)
                 keys = imports.setdefault(scope, {})
-                for alias in node.names:  # type: ignore[attr-defined]
+                star = isinstance(node.names, cst.ImportStar)  # type: ignore[attr-defined]
+                for alias in () if star else node.names:  # type: ignore[attr-defined]
                     for key in _alias_keys(alias):
                         statements = keys.setdefault(key, [])
                         if node not in statements:
                             statements.append(node)  # type: ignore[arg-type]
                         self._imported_bases.add(key.split(".")[0])
                         self._import_bases_in.setdefault(scope, set()).add(key.split(".")[0])
+                for key in star_exports(node) if star else ():  # type: ignore[arg-type]
+                    keys.setdefault(key, []).append(node)  # type: ignore[arg-type]
+                    self._imported_bases.add(key)
+                    self._import_bases_in.setdefault(scope, set()).add(key)
         self._imports = imports
 
     @staticmethod
