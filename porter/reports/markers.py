@@ -61,8 +61,11 @@ def file_markers(result: FileResult) -> FileMarkers:
             earlier.append(marker)
         else:
             written += 1
-    # A marker change is one comment; a JSON config's are not written (JSON has no comments), and
-    # some edits write a note of their own (NRN603's "deliberate" sync): the larger count is right.
+    # In Python and notebooks the comments written are the count (two edits of one statement with
+    # the same advice write one comment; NRN603's "deliberate" note is a comment of its own).
+    # Elsewhere a marker change may write no comment (a JSON config has none): the larger count.
+    if result.path.lower().endswith((*_PYTHON, ".ipynb")):
+        return FileMarkers(written, tuple(earlier))
     recorded = sum(1 for change in result.changes if change.kind is Kind.MARKER)
     return FileMarkers(max(written, recorded), tuple(earlier))
 
