@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import libcst as cst
@@ -10,9 +10,10 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.collectors import BatchRead, PolicySyncs, batch_reads, bound_to_cpu, continues, copies_policy, fills_buffer
 from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index, enclosing_function, visit_original
+from porter.rules._lib.tree import enclosing_function
 
 # Library callees, what they accept, and where their source says so (the versions of the corpus).
 # torchrl 0.14.1 collectors: _get_sync_fn (torchrl/collectors/_single.py:1005-1023) raises "Non
@@ -28,6 +29,10 @@ COLLECTORS: dict[str, str] = {
     "torchrl.collectors.AsyncCollector": "torchrl/collectors/_runner.py:105",
 }
 _COLLECTOR_DEVICES = ("device", "env_device", "policy_device", "storing_device")
+# The policy copy a CPU policy device makes of an accelerator policy (_base.py:779-824: deepcopy,
+# weights mapped to the policy device), refreshed only by update_policy_weights_() (_single.py:1708-1736:
+# the original policy's weights copied in); the iterator never syncs it (_single.py:1774-1860).
+_POLICY_COPY = "torchrl/collectors/_base.py:805-828"
 # torchrl._utils.get_available_device (torchrl/_utils.py:1197-1208): cuda:0, else npu:0, else mps:0, else cpu.
 CHOOSERS: dict[str, str] = {"torchrl._utils.get_available_device": "torchrl/_utils.py:1197"}
 # torchtune 0.6.1 get_dtype (torchtune/training/precision.py:108-115): bf16 on any device but the CPU
@@ -123,7 +128,7 @@ class LibraryDevices(Rule):
         wrapped: dict[str, cst.BaseExpression] = {}
         for name in _COLLECTOR_DEVICES:
             arg = keyword(node, name)
-            if arg is None or not self._may_be_accelerator(arg.value):
+            if arg is None or not self._may_be_accelerator(arg.value) or bound_to_cpu(self, arg.value):
                 continue
             wrapped[name] = arg.value
             new = self._cpu_where_neuron(arg.value, '"cpu"')
@@ -131,48 +136,59 @@ class LibraryDevices(Rule):
                          f"torchrl's collector rejects a neuron {name} ({source}): the CPU where it is neuron")
         if not wrapped:
             return
+        collector, reads = self._reads(node)
         storing = keyword(node, "storing_device")
         stored_on = wrapped.get("storing_device") if storing is not None else wrapped.get("device")
-        if stored_on is not None:
-            self._move_batches(node, self._ported_text(stored_on, torch))
-        if "device" in wrapped or "policy_device" in wrapped:
-            if "update_policy_weights_" not in self.context.text:
-                self.mark(node, "the collector runs a CPU copy of the policy (torchrl/collectors/_base.py:805-828): "
-                          "call collector.update_policy_weights_() after each optimizer step")
+        if stored_on is not None and not fills_buffer(node):
+            self._move_batches(node, reads, self._ported_text(stored_on, torch))
+        # torchrl's policy device is policy_device=, else device= (modules/inference_server/_config.py:191-192)
+        policy_on = wrapped.get("policy_device") if keyword(node, "policy_device") is not None else wrapped.get("device")
+        if policy_on is not None and copies_policy(self, node) and not self.analysis(PolicySyncs).found:
+            self._sync_policy(node, collector, reads, policy_on)
 
-    def _move_batches(self, node: cst.Call, target: str | None) -> None:
+    def _reads(self, node: cst.Call) -> tuple[str | None, list[BatchRead] | None]:
+        """The collector's name (``name = Collector(...)``) and where that function reads its batches."""
         assign = self.parent(node)
-        name = None
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-            name = dotted(assign.targets[0].target)
-        loop = self._loop_over(node, name) if name and target else None
-        if loop is None:
+        name = dotted(assign.targets[0].target) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if name is None:
+            return None, None
+        scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
+        return name, batch_reads(self, scope, name)
+
+    def _move_batches(self, node: cst.Call, reads: list[BatchRead] | None, target: str | None) -> None:
+        if target is None or reads is None or any(_suite_body(read) for read in reads):
             self.mark(node, f"the collector now stores its batches on the CPU: move each batch to {target or 'the device'} "
                       "where the script uses it (batch = batch.to(device))")
             return
-        loop_node, batch = loop
-        body = loop_node.body
-        if not isinstance(body, cst.IndentedBlock) or not body.body:
+        message = f"the collector stores on the CPU: each batch moved to {target}"
+        for read in reads:
+            move = [cst.parse_statement(f"{read.batch} = {read.batch}.to({target})")]
+            if isinstance(read.statement, cst.For):
+                self.insert_before(_body(read.statement)[0], move, message)
+            else:
+                self.insert_after(read.statement, move, message)
+
+    def _sync_policy(self, node: cst.Call, collector: str | None, reads: list[BatchRead] | None,
+                     policy_on: cst.BaseExpression) -> None:
+        """The collector acts with a CPU copy of the policy, refreshed only by update_policy_weights_():
+        sync it before each batch is collected, as the original acted with the trained policy."""
+        loops = [read.statement for read in reads or () if isinstance(read.statement, cst.For)]
+        if (collector is None or reads is None or any(_suite_body(read) for read in reads)
+                or any(continues(self, loop) for loop in loops)):
+            self.mark(node, f"the collector runs a CPU copy of the policy ({_POLICY_COPY}): "
+                      "call collector.update_policy_weights_() after each optimizer step")
             return
-        move = cst.parse_statement(f"{batch} = {batch}.to({target})")
-        self.insert_before(body.body[0], [move], f"the collector stores on the CPU: each batch moved to {target}")
-
-    def _loop_over(self, node: cst.Call, name: str) -> tuple[cst.For, str] | None:
-        scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
-        found: list[tuple[cst.For, str]] = []
-
-        class Loops(cst.CSTVisitor):
-            def visit_For(self, loop: cst.For) -> None:
-                it, target = loop.iter, loop.target
-                if dotted(it) == name and isinstance(target, (cst.Name, cst.Attribute)):
-                    found.append((loop, str(dotted(target))))
-                elif (isinstance(it, cst.Call) and dotted(it.func) == "enumerate" and it.args
-                      and dotted(it.args[0].value) == name and isinstance(target, cst.Tuple)
-                      and len(target.elements) == 2 and isinstance(target.elements[1].value, cst.Name)):
-                    found.append((loop, str(dotted(target.elements[1].value))))
-
-        visit_original(child_index(self), scope, Loops())
-        return found[0] if len(found) == 1 else None
+        call = f"{collector}.update_policy_weights_()"
+        if string_value(policy_on) is None:  # a copy only where the port made the policy device the CPU
+            call = f'if str({dotted(policy_on)}).startswith("neuron"):\n    {call}'
+        message = (f"the collector acts with a CPU copy of the policy ({_POLICY_COPY}) that only "
+                   "update_policy_weights_() refreshes (torchrl/collectors/_single.py:1708-1736): synced before each batch")
+        for read in reads:
+            sync = [cst.parse_statement(call + "\n")]
+            if isinstance(read.statement, cst.For):
+                self.insert_after(_body(read.statement)[-1], sync, message)  # the loop's next read follows
+            else:
+                self.insert_before(read.statement, sync, message)
 
     # ------------------------------------------------------------------ torchrl get_available_device
     def _chooser(self, node: cst.Call, source: str) -> None:
@@ -227,6 +243,16 @@ class LibraryDevices(Rule):
             ported = accelerator_string(value, torch) if self.options.style == "accelerator" else neuron_string(value)
             return self.context.module.code_for_node(ported)
         return self.context.module.code_for_node(value)
+
+
+def _body(loop: cst.For) -> Sequence[cst.BaseStatement]:
+    assert isinstance(loop.body, cst.IndentedBlock)
+    return loop.body.body
+
+
+def _suite_body(read: BatchRead) -> bool:
+    """A loop whose body is on its own line (``for x in c: f(x)``): no statement to insert beside."""
+    return isinstance(read.statement, cst.For) and not isinstance(read.statement.body, cst.IndentedBlock)
 
 
 def _with_value(value: cst.BaseExpression) -> Callable[[cst.CSTNode], cst.CSTNode]:

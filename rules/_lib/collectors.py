@@ -1,0 +1,206 @@
+"""torchrl collectors as a script uses them: where it reads their batches, whether it syncs their
+policy, what a device name is bound to. No rule lives here (NRN116 uses it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import ScopeProvider
+
+from porter.engine.rule import FileAnalysis, Rule
+from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index, visit_original
+
+@dataclass(frozen=True)
+class BatchRead:
+    """One place a script receives a collector's batch, bound to the name ``batch``."""
+
+    statement: cst.For | cst.SimpleStatementLine  # the loop over the collector, or ``x = next(it)``
+    batch: str
+
+    @property
+    def loop(self) -> bool:
+        return isinstance(self.statement, cst.For)
+
+
+def batch_reads(rule: Rule, scope: cst.CSTNode, collector: str) -> list[BatchRead] | None:
+    """Every read of the collector named ``collector`` in ``scope``: ``for x in collector``,
+    ``for i, x in enumerate(collector)``, and ``x = next(it)`` / ``x = next(iter(collector))``
+    where ``it = iter(collector)`` (a loop over ``it`` counts as over the collector). None when
+    there is none, more than one loop, or a ``next(it)`` whose value is not assigned to a name by
+    a statement of its own (``f(next(it))``: no place to move the batch)."""
+    found = _Uses(rule, collector)
+    visit_original(child_index(rule), scope, found)
+    reads: list[BatchRead] = []
+    for loop in found.loops:
+        batch = _loop_batch(rule, loop, found.iterators | {collector})
+        if batch is not None:
+            reads.append(BatchRead(loop, batch))
+    for call in found.nexts:
+        source = call.args[0].value if len(call.args) == 1 else None
+        if source is None:
+            continue
+        of_collector = dotted(source) in found.iterators or (
+            isinstance(source, cst.Call) and rule.matches(source.func, "builtins.iter")
+            and len(source.args) == 1 and dotted(source.args[0].value) == collector)
+        if not of_collector:
+            continue
+        read = _assigned_read(rule, call)
+        if read is None:
+            return None
+        reads.append(read)
+    if not reads or sum(read.loop for read in reads) > 1:
+        return None
+    return reads
+
+
+class _Uses(cst.CSTVisitor):
+    """Loops, ``it = iter(collector)`` names and ``next(...)`` calls of a scope."""
+
+    def __init__(self, rule: Rule, collector: str) -> None:
+        self.rule, self.collector = rule, collector
+        self.loops: list[cst.For] = []
+        self.iterators: set[str] = set()
+        self.nexts: list[cst.Call] = []
+
+    def visit_For(self, node: cst.For) -> None:
+        self.loops.append(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        value = node.value
+        if (len(node.targets) == 1 and isinstance(value, cst.Call) and self.rule.matches(value.func, "builtins.iter")
+                and len(value.args) == 1 and dotted(value.args[0].value) == self.collector):
+            name = dotted(node.targets[0].target)
+            if name is not None:
+                self.iterators.add(name)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if self.rule.matches(node.func, "builtins.next"):
+            self.nexts.append(node)
+
+
+def _loop_batch(rule: Rule, loop: cst.For, sources: set[str]) -> str | None:
+    it, target = loop.iter, loop.target
+    if dotted(it) in sources and isinstance(target, (cst.Name, cst.Attribute)):
+        return dotted(target)
+    if (isinstance(it, cst.Call) and rule.matches(it.func, "builtins.enumerate") and it.args
+            and dotted(it.args[0].value) in sources and isinstance(target, cst.Tuple)
+            and len(target.elements) == 2 and isinstance(target.elements[1].value, cst.Name)):
+        return dotted(target.elements[1].value)
+    return None
+
+
+def _assigned_read(rule: Rule, call: cst.Call) -> BatchRead | None:
+    """``x = next(it)`` as a statement of its own: the read; else None."""
+    assign = rule.parent(call)
+    line = rule.parent(assign) if assign is not None else None
+    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
+            and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+            and isinstance(rule.parent(line), (cst.IndentedBlock, cst.Module))):
+        return None
+    batch = dotted(assign.targets[0].target)
+    return BatchRead(line, batch) if batch is not None else None
+
+
+def continues(rule: Rule, loop: cst.For) -> bool:
+    """Whether the body of ``loop`` holds a ``continue`` of that loop (it skips the body's end)."""
+    found: list[cst.Continue] = []
+
+    class Continues(cst.CSTVisitor):
+        def visit_Continue(self, node: cst.Continue) -> None:
+            found.append(node)
+
+        def visit_For(self, node: cst.For) -> bool:
+            return False  # an inner loop's own continue
+
+        def visit_While(self, node: cst.While) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return False
+
+    visit_original(child_index(rule), loop.body, Continues())
+    return bool(found)
+
+
+@dataclass(frozen=True)
+class PolicySyncs(FileAnalysis):
+    """Whether the file calls ``<x>.update_policy_weights_(...)`` (a call in the tree: a comment or
+    docstring naming it is not one)."""
+
+    found: bool
+
+    @classmethod
+    def compute(cls, rule: Rule) -> PolicySyncs:
+        return cls(any(isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                       and node.func.attr.value == "update_policy_weights_"
+                       for node in child_index(rule).preorder))
+
+
+def fills_buffer(call: cst.Call) -> bool:
+    """The collector is given a ``replay_buffer=``: its iterator yields nothing to the script
+    (torchrl/collectors/_single.py:1846-1853 extends the buffer and yields None;
+    _multi_sync.py:319-320 likewise)."""
+    arg = keyword(call, "replay_buffer")
+    return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+
+
+def copies_policy(rule: Rule, call: cst.Call) -> bool:
+    """Whether the collector is handed a policy module it can copy: a ``policy`` argument that is
+    not ``None``, a lambda or a function of the file, and no ``policy_factory=`` (a factory builds
+    the policy in the worker; with no policy torchrl uses a parameterless RandomPolicy)."""
+    factory = keyword(call, "policy_factory")
+    if factory is not None and not (isinstance(factory.value, cst.Name) and factory.value.value == "None"):
+        return False
+    arg = keyword(call, "policy") or positional(call, 1)
+    if arg is None or isinstance(arg.value, cst.Lambda):
+        return False
+    if isinstance(arg.value, cst.Name):
+        if arg.value.value == "None":
+            return False
+        values = _bindings(rule, arg.value)
+        return not (values and all(isinstance(v, cst.FunctionDef) for v in values))
+    return True
+
+
+def bound_to_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
+    """``value`` is a name every binding of which, in the scope it resolves to, is the CPU
+    (``x = "cpu"``, ``x = torch.device("cpu")``): it can never hold a neuron device."""
+    if not isinstance(value, cst.Name):
+        return False
+    values = _bindings(rule, value)
+    if not values:
+        return False
+    return all(isinstance(v, cst.BaseExpression) and _is_cpu(rule, v) for v in values)
+
+
+def _bindings(rule: Rule, name: cst.Name) -> list[cst.CSTNode | None] | None:
+    """What each binding of ``name`` binds: the assigned value, a ``def``, or None for any other
+    binding (a parameter, a loop target, an import ...). None when the scope is unknown."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    if scope is None or name.value not in scope:
+        return None
+    values: list[cst.CSTNode | None] = []
+    for assignment in scope[name.value]:
+        node = getattr(assignment, "node", None)
+        holder = rule.parent(node) if node is not None else None
+        if isinstance(node, cst.FunctionDef):
+            values.append(node)
+        elif isinstance(holder, cst.AssignTarget) and isinstance(assign := rule.parent(holder), cst.Assign) \
+                and len(assign.targets) == 1:
+            values.append(assign.value)
+        elif isinstance(holder, cst.AnnAssign) and holder.target is node:
+            values.append(holder.value)
+        else:
+            values.append(None)
+    return values
+
+
+def _is_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
+    text = string_value(value)
+    if text is None and isinstance(value, cst.Call) and rule.matches(value.func, "torch.device"):
+        arg = positional(value, 0) or keyword(value, "type")
+        text = string_value(arg.value) if arg is not None and len(value.args) == 1 else None
+    return text is not None and (text == "cpu" or text.startswith("cpu:"))
