@@ -52,13 +52,23 @@ class LibraryDevices(Rule):
           be the accelerator (a variable, or a ``"cuda"``/``"neuron"`` literal) as ``device=``,
           ``env_device=``, ``policy_device=`` or ``storing_device=`` gets the CPU where that
           value is a ``neuron`` device: ``device=device`` →
-          ``device="cpu" if str(device).startswith("neuron") else device``. When the batches
-          were stored on that device (``storing_device=``, or ``device=`` without one), the loop
-          over the collector in the same function moves each batch there
-          (``batch = batch.to(device)``); without such a loop, a review marker says so. The
-          policy stays where the script put it (the accelerator): torchrl then runs a CPU copy
-          in the collector and copies the weights in at ``collector.update_policy_weights_()``;
-          a file that never calls it gets a review marker.
+          ``device="cpu" if str(device).startswith("neuron") else device``. A name bound to the
+          CPU in view (``env_device = torch.device("cpu")``) is never neuron and is kept.
+        * Where the batches were stored on a wrapped device (``storing_device=``, else
+          ``device=``, else the env/policy device when both are one value: torchrl's defaults),
+          each read of the collector in the function that builds it moves the batch back
+          (``batch = batch.to(device)``): first in the body of ``for x in collector`` /
+          ``for i, x in enumerate(collector)`` (or over ``it = iter(collector)``), and after
+          ``x = next(it)`` / ``x = next(iter(collector))``. A collector given ``replay_buffer=``
+          hands the script no batch: no move. Where no read can be followed, a review marker.
+        * The policy stays where the script put it (the accelerator). Where its collector device
+          (``policy_device=``, else ``device=``) became the CPU, torchrl acts with a CPU copy
+          that only ``collector.update_policy_weights_()`` refreshes; a file that never calls it
+          gets the call before each batch is collected (before each ``x = next(it)``; at the end
+          of the loop's body), under the wrap's own test (``if str(device).startswith("neuron"):``;
+          none for a literal), and a review marker where it cannot be placed (no read followed, a
+          ``continue`` in the loop). Nothing for a collector that copies no policy module:
+          ``policy=None``, a ``policy_factory=``, a lambda or a function of the file.
         * torchrl's ``get_available_device()`` → ``torch.device("neuron:0" if
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device
@@ -70,7 +80,17 @@ class LibraryDevices(Rule):
         (``torchrl/collectors/_single.py:1005-1023``): every collector device ported to
         ``neuron`` crashes on a Trainium host. torchrl supports the split kept here: a policy on
         the accelerator with a CPU collector (its own ``dqn_cartpole.py`` passes ``device="cpu"``
-        with the model on CUDA; ``_base.py:757-828`` makes the CPU copy). ``get_available_device``
+        with the model on CUDA; ``_base.py:757-828`` makes the CPU copy). The copy is a deep copy
+        with the weights on the policy device (``_base.py:805-824``); the iterator never syncs it
+        (``_single.py:1774-1860``), ``update_policy_weights_()`` copies the policy's weights in
+        (``_single.py:1708-1736``): without the call an on-policy script trains the accelerator's
+        policy on rollouts of the initial one, where the original acted with the policy it
+        trained. The test around it keeps the CUDA and CPU programs as they were (no copy there:
+        the call would copy the weights onto themselves, bump the policy version, and send them to
+        a multi-process collector's workers); a function policy has no weights and the call raises
+        ("Collector cannot update policy weights ...", ``_single.py:1727``). A collector with a
+        replay buffer extends it and yields None (``_single.py:1846-1853``,
+        ``_multi_sync.py:319-320``). ``get_available_device``
         (``torchrl/_utils.py:1197``) knows CUDA, NPU and MPS and returns the CPU on Trainium, so
         the port has to pick the accelerator itself (the CPU where there is none, as before).
         torchtune's ``get_dtype`` raises for bf16 on any non-CPU device whose bf16 support
@@ -82,6 +102,12 @@ class LibraryDevices(Rule):
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
         for i, batch in enumerate(collector):
             loss_module.value_estimator(batch)
+        rollouts = Collector(env, actor, device=device)
+        stream = iter(rollouts)
+        for step in range(len(rollouts)):
+            data = next(stream)
+            update(advantage(data))
+
         device = torch.device(cfg.device) if cfg.device else get_available_device()
         self._dtype = training.get_dtype(cfg.dtype, device=self._device)
 
@@ -90,6 +116,15 @@ class LibraryDevices(Rule):
         for i, batch in enumerate(collector):
             batch = batch.to(cfg.train.device)
             loss_module.value_estimator(batch)
+        rollouts = Collector(env, actor, device="cpu" if str(device).startswith("neuron") else device)
+        stream = iter(rollouts)
+        for step in range(len(rollouts)):
+            if str(device).startswith("neuron"):
+                rollouts.update_policy_weights_()
+            data = next(stream)
+            data = data.to(device)
+            update(advantage(data))
+
         device = torch.device(cfg.device) if cfg.device else torch.device("neuron:0" if torch.accelerator.is_available() else "cpu")
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
 
@@ -98,11 +133,18 @@ class LibraryDevices(Rule):
         each with its source line). Value heuristic: a device argument that is a name or an
         attribute may hold the accelerator and is wrapped (a value that is never ``neuron`` is
         kept by the test); a call or other expression is left alone (it would be evaluated
-        twice); a ``"cpu"`` literal or ``None`` is kept. The batch move follows only
-        ``for x in collector`` / ``for i, x in enumerate(collector)`` in the function that
-        builds ``collector = ...``; a collector returned to another function gets the marker.
-        The policy copy is a different object: code that reads the collector's policy between
-        ``update_policy_weights_()`` calls sees the weights of the last call.
+        twice); a ``"cpu"`` literal or ``None`` is kept, and so is a name every binding of which,
+        in the scope it resolves to (libcst's scopes), is ``"cpu"`` or ``torch.device("cpu")``
+        (a parameter, loop target or any other value may hold neuron). Batch reads are followed
+        only in the function that builds ``collector = ...``, with at most one loop over it; a
+        ``next(it)`` inside an expression (``f(next(it))``) or a collector returned to another
+        function gets the marker. The sync is left out where the file calls
+        ``<x>.update_policy_weights_(...)`` anywhere (a call in the tree, not a comment; it may
+        be another collector's: then nothing says this one is synced). The move and the sync
+        test the name where the loop runs: a name rebound between the collector and the loop is
+        read with its later value. The policy copy is a different object: code that reads the
+        collector's policy between ``update_policy_weights_()`` calls sees the weights of the
+        last call.
     """
 
     code: ClassVar[str] = "NRN116"
@@ -137,14 +179,26 @@ class LibraryDevices(Rule):
         if not wrapped:
             return
         collector, reads = self._reads(node)
-        storing = keyword(node, "storing_device")
-        stored_on = wrapped.get("storing_device") if storing is not None else wrapped.get("device")
+        stored_on = self._stored_on(node, wrapped)
         if stored_on is not None and not fills_buffer(node):
             self._move_batches(node, reads, self._ported_text(stored_on, torch))
         # torchrl's policy device is policy_device=, else device= (modules/inference_server/_config.py:191-192)
         policy_on = wrapped.get("policy_device") if keyword(node, "policy_device") is not None else wrapped.get("device")
         if policy_on is not None and copies_policy(self, node) and not self.analysis(PolicySyncs).found:
             self._sync_policy(node, collector, reads, policy_on)
+
+    @staticmethod
+    def _stored_on(node: cst.Call, wrapped: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:
+        """The wrapped value the batches were stored on: storing_device=, else device=, else the
+        env/policy device where both are the same (modules/inference_server/_config.py:193-203)."""
+        if keyword(node, "storing_device") is not None:
+            return wrapped.get("storing_device")
+        if keyword(node, "device") is not None:
+            return wrapped.get("device")
+        env, policy = keyword(node, "env_device"), keyword(node, "policy_device")
+        if env is not None and policy is not None and dotted(env.value) is not None and dotted(env.value) == dotted(policy.value):
+            return wrapped.get("env_device")
+        return None
 
     def _reads(self, node: cst.Call) -> tuple[str | None, list[BatchRead] | None]:
         """The collector's name (``name = Collector(...)``) and where that function reads its batches."""

@@ -13,6 +13,7 @@ from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index, visit_original
 
+
 @dataclass(frozen=True)
 class BatchRead:
     """One place a script receives a collector's batch, bound to the name ``batch``."""
