@@ -10,7 +10,16 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
-from porter.rules._lib.collectors import BatchRead, PolicySyncs, batch_reads, bound_to_cpu, continues, copies_policy, fills_buffer
+from porter.rules._lib.collectors import (
+    BatchRead,
+    PolicySyncs,
+    batch_reads,
+    bound_to_cpu,
+    continues,
+    copies_policy,
+    fills_buffer,
+    sole_binding,
+)
 from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import enclosing_function
@@ -227,7 +236,9 @@ class LibraryDevices(Rule):
         """The collector acts with a CPU copy of the policy, refreshed only by update_policy_weights_():
         sync it before each batch is collected, as the original acted with the trained policy."""
         loops = [read.statement for read in reads or () if isinstance(read.statement, cst.For)]
-        if (collector is None or reads is None or any(_suite_body(read) for read in reads)
+        assign = self.parent(node)
+        sole = isinstance(assign, cst.Assign) and sole_binding(self, assign.targets[0].target, node)
+        if (collector is None or reads is None or not sole or any(_suite_body(read) for read in reads)
                 or any(continues(self, loop) for loop in loops)):
             self.mark(node, f"the collector runs a CPU copy of the policy ({_POLICY_COPY}): "
                       "call collector.update_policy_weights_() after each optimizer step")

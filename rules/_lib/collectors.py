@@ -148,22 +148,51 @@ def fills_buffer(call: cst.Call) -> bool:
     return arg is not None and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
 
 
+# torchrl's parameterless policy class (torchrl/modules/tensordict_module/exploration.py:771, not an
+# nn.Module): a collector makes no copy of it, and update_policy_weights_() raises for it.
+RANDOM_POLICIES = frozenset({
+    "torchrl.modules.RandomPolicy",
+    "torchrl.collectors.RandomPolicy",
+    "torchrl.modules.tensordict_module.exploration.RandomPolicy",
+    "torchrl.envs.utils.RandomPolicy",
+})
+
+
 def copies_policy(rule: Rule, call: cst.Call) -> bool:
     """Whether the collector is handed a policy module it can copy: a ``policy`` argument that is
-    not ``None``, a lambda or a function of the file, and no ``policy_factory=`` (a factory builds
-    the policy in the worker; with no policy torchrl uses a parameterless RandomPolicy)."""
+    not ``None``, a lambda, a function of the file or a ``RandomPolicy(...)``, and no
+    ``policy_factory=`` (a factory builds the policy in the worker; with no policy torchrl uses a
+    RandomPolicy)."""
     factory = keyword(call, "policy_factory")
     if factory is not None and not (isinstance(factory.value, cst.Name) and factory.value.value == "None"):
         return False
     arg = keyword(call, "policy") or positional(call, 1)
-    if arg is None or isinstance(arg.value, cst.Lambda):
+    if arg is None:
         return False
-    if isinstance(arg.value, cst.Name):
-        if arg.value.value == "None":
-            return False
-        values = _bindings(rule, arg.value)
-        return not (values and all(isinstance(v, cst.FunctionDef) for v in values))
-    return True
+    value = arg.value
+    if isinstance(value, cst.Name) and value.value == "None":
+        return False
+    values = _bindings(rule, value) if isinstance(value, cst.Name) else [value]
+    return not values or not all(_no_weights(rule, v) for v in values)
+
+
+def _no_weights(rule: Rule, value: cst.CSTNode | None) -> bool:
+    if isinstance(value, (cst.Lambda, cst.FunctionDef)):
+        return True
+    return isinstance(value, cst.Call) and not rule.qualified(value.func).isdisjoint(RANDOM_POLICIES)
+
+
+def sole_binding(rule: Rule, target: cst.BaseExpression, call: cst.Call) -> bool:
+    """Whether the name ``target`` (``collector = <call>``) holds that collector wherever its scope
+    reads it: no other binding but ``None`` (``c = iter(c)`` or another collector class in a
+    branch would make ``c.update_policy_weights_()`` another object's call). An attribute target
+    (``self.collector``) counts as sole."""
+    if not isinstance(target, cst.Name):
+        return isinstance(target, cst.Attribute)
+    values = _bindings(rule, target)
+    if values is None:
+        return False
+    return all(value is call or (isinstance(value, cst.Name) and value.value == "None") for value in values)
 
 
 def bound_to_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
