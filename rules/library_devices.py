@@ -67,9 +67,12 @@ class LibraryDevices(Rule):
           ``device=``, else the env/policy device when both are one value: torchrl's defaults),
           each read of the collector in the function that builds it moves the batch back
           (``batch = batch.to(device)``): first in the body of ``for x in collector`` /
-          ``for i, x in enumerate(collector)`` (or over ``it = iter(collector)``), and after
-          ``x = next(it)`` / ``x = next(iter(collector))``. A collector given ``replay_buffer=``
-          hands the script no batch: no move. Where no read can be followed, a review marker.
+          ``for i, x in enumerate(collector)`` (or over ``it = iter(collector)``), after
+          ``x = next(it)`` / ``x = next(iter(collector))``, and in place elsewhere
+          (``f(next(it))`` → ``f(next(it).to(device))``; a dropped ``next(it)`` is left). A
+          collector given ``replay_buffer=`` hands the script no batch: no move. Where a read
+          cannot be followed (``next(it, None)``, ``for a, b in collector``, the collector handed
+          to a call: ``train(collector)``), a review marker.
         * The policy stays where the script put it (the accelerator). Where its collector device
           (``policy_device=``, else ``device=``) became the CPU, torchrl acts with a CPU copy
           that only ``collector.update_policy_weights_()`` refreshes; a file that never calls it
@@ -150,9 +153,10 @@ class LibraryDevices(Rule):
         twice); a ``"cpu"`` literal or ``None`` is kept, and so is a name every binding of which,
         in the scope it resolves to (libcst's scopes), is ``"cpu"`` or ``torch.device("cpu")``
         (a parameter, loop target or any other value may hold neuron). Batch reads are followed
-        only in the function that builds ``collector = ...``, with at most one loop over it; a
-        ``next(it)`` inside an expression (``f(next(it))``) or a collector returned to another
-        function gets the marker. The sync is left out where the file calls
+        only in the function that builds ``collector = ...``, with at most one loop over it, and
+        only where every use of the collector (and of ``it = iter(collector)``) is a read, a
+        binding, ``len()`` or an attribute (``collector.shutdown()``); a collector returned or
+        handed to another function gets the marker. The sync is left out where the file calls
         ``<x>.update_policy_weights_(...)`` anywhere (a call in the tree, not a comment; it may
         be another collector's: then nothing says this one is synced). The move and the sync
         test the name where the loop runs: a name rebound between the collector and the loop is
@@ -229,11 +233,17 @@ class LibraryDevices(Rule):
                       "where the script uses it (batch = batch.to(device))")
             return
         message = f"the collector stores on the CPU: each batch moved to {target}"
+        device = cst.parse_expression(target)
         for read in reads:
+            if read.call is not None:  # f(next(it)): the batch moved where it is read
+                if isinstance(self.parent(read.call), cst.Expr):
+                    continue  # next(it) as a statement: the batch is dropped, nothing reads it
+                self.replace(read.call, lambda n: _moved(n, device), message)
+                continue
             move = [cst.parse_statement(f"{read.batch} = {read.batch}.to({target})")]
             if isinstance(read.statement, cst.For):
                 self.insert_before(_body(read.statement)[0], move, message)
-            else:
+            elif read.statement is not None:
                 self.insert_after(read.statement, move, message)
 
     def _sync_policy(self, node: cst.Call, collector: str | None, reads: list[BatchRead] | None,
@@ -244,7 +254,7 @@ class LibraryDevices(Rule):
         assign = self.parent(node)
         sole = isinstance(assign, cst.Assign) and sole_binding(self, assign.targets[0].target, node)
         if (collector is None or reads is None or not sole or any(_suite_body(read) for read in reads)
-                or any(continues(self, loop) for loop in loops)):
+                or any(read.statement is None for read in reads) or any(continues(self, loop) for loop in loops)):
             self.mark(node, f"the collector runs a CPU copy of the policy ({_POLICY_COPY}): "
                       "call collector.update_policy_weights_() after each optimizer step")
             return
@@ -253,12 +263,17 @@ class LibraryDevices(Rule):
             call = f'if str({dotted(policy_on)}).startswith("neuron"):\n    {call}'
         message = (f"the collector acts with a CPU copy of the policy ({_POLICY_COPY}) that only "
                    "update_policy_weights_() refreshes (torchrl/collectors/_single.py:1708-1736): synced before each batch")
+        synced: set[int] = set()
         for read in reads:
+            statement = read.statement
+            if statement is None or id(statement) in synced:  # two reads in one statement: one sync
+                continue
+            synced.add(id(statement))
             sync = [cst.parse_statement(call + "\n")]
-            if isinstance(read.statement, cst.For):
-                self.insert_after(_body(read.statement)[-1], sync, message)  # the loop's next read follows
+            if isinstance(statement, cst.For):
+                self.insert_after(_body(statement)[-1], sync, message)  # the loop's next read follows
             else:
-                self.insert_before(read.statement, sync, message)
+                self.insert_before(statement, sync, message)
 
     # ------------------------------------------------------------------ torchrl get_available_device
     def _chooser(self, node: cst.Call, source: str) -> None:
@@ -318,6 +333,12 @@ class LibraryDevices(Rule):
 def _body(loop: cst.For) -> Sequence[cst.BaseStatement]:
     assert isinstance(loop.body, cst.IndentedBlock)
     return loop.body.body
+
+
+def _moved(call: cst.CSTNode, device: cst.BaseExpression) -> cst.Call:
+    """``next(it)`` → ``next(it).to(device)``."""
+    assert isinstance(call, cst.Call)
+    return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("to")), args=[cst.Arg(device)])
 
 
 def _suite_body(read: BatchRead) -> bool:

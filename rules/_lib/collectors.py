@@ -16,10 +16,13 @@ from porter.rules._lib.tree import child_index, visit_original
 
 @dataclass(frozen=True)
 class BatchRead:
-    """One place a script receives a collector's batch, bound to the name ``batch``."""
+    """One place a script receives a collector's batch: a loop over it (the batch is the loop's
+    ``batch``), ``batch = next(it)`` as a statement of its own, or a ``next(it)`` inside an
+    expression (``call``; ``batch`` None)."""
 
-    statement: cst.For | cst.SimpleStatementLine  # the loop over the collector, or ``x = next(it)``
-    batch: str
+    statement: cst.For | cst.SimpleStatementLine | None  # None: next() not in a line of a block
+    batch: str | None
+    call: cst.Call | None = None
 
     @property
     def loop(self) -> bool:
@@ -28,33 +31,44 @@ class BatchRead:
 
 def batch_reads(rule: Rule, scope: cst.CSTNode, collector: str) -> list[BatchRead] | None:
     """Every read of the collector named ``collector`` in ``scope``: ``for x in collector``,
-    ``for i, x in enumerate(collector)``, and ``x = next(it)`` / ``x = next(iter(collector))``
-    where ``it = iter(collector)`` (a loop over ``it`` counts as over the collector). None when
-    there is none, more than one loop, or a ``next(it)`` whose value is not assigned to a name by
-    a statement of its own (``f(next(it))``: no place to move the batch)."""
+    ``for i, x in enumerate(collector)``, and ``next(it)`` / ``next(iter(collector))`` where
+    ``it = iter(collector)`` (a loop over ``it`` counts as over the collector). None when there
+    is none, more than one loop, a loop whose target is not a name (``for a, b in collector``),
+    a ``next(it, default)`` (the default may not be a batch), or a use of the collector or its
+    iterator that is none of these, a binding, ``len(...)`` or an attribute access
+    (``train(collector)``, ``zip(steps, collector)``: batches read out of view)."""
     found = _Uses(rule, collector)
     visit_original(child_index(rule), scope, found)
+    if found.handed_on():
+        return None
+    sources = found.iterators | {collector}
     reads: list[BatchRead] = []
     for loop in found.loops:
-        batch = _loop_batch(rule, loop, found.iterators | {collector})
+        batch = _loop_batch(rule, loop, sources)
         if batch is not None:
             reads.append(BatchRead(loop, batch))
-    for call in found.nexts:
-        source = call.args[0].value if len(call.args) == 1 else None
-        if source is None:
-            continue
-        of_collector = dotted(source) in found.iterators or (
-            isinstance(source, cst.Call) and rule.matches(source.func, "builtins.iter")
-            and len(source.args) == 1 and dotted(source.args[0].value) == collector)
-        if not of_collector:
-            continue
-        read = _assigned_read(rule, call)
-        if read is None:
+        elif _over(rule, loop.iter, sources):
             return None
-        reads.append(read)
+    for call in found.nexts:
+        if not call.args or not _over(rule, call.args[0].value, found.iterators, collector):
+            continue
+        if len(call.args) != 1:
+            return None
+        reads.append(_next_read(rule, call))
     if not reads or sum(read.loop for read in reads) > 1:
         return None
     return reads
+
+
+def _over(rule: Rule, value: cst.BaseExpression, sources: set[str], collector: str | None = None) -> bool:
+    """``value`` is one of ``sources``, ``enumerate(<source>)``, or ``iter(collector)``."""
+    if dotted(value) in sources:
+        return True
+    if not (isinstance(value, cst.Call) and len(value.args) >= 1):
+        return False
+    if rule.matches(value.func, "builtins.enumerate"):
+        return dotted(value.args[0].value) in sources
+    return collector is not None and rule.matches(value.func, "builtins.iter") and dotted(value.args[0].value) == collector
 
 
 class _Uses(cst.CSTVisitor):
@@ -65,6 +79,7 @@ class _Uses(cst.CSTVisitor):
         self.loops: list[cst.For] = []
         self.iterators: set[str] = set()
         self.nexts: list[cst.Call] = []
+        self.names: list[cst.Name | cst.Attribute] = []
 
     def visit_For(self, node: cst.For) -> None:
         self.loops.append(node)
@@ -81,6 +96,50 @@ class _Uses(cst.CSTVisitor):
         if self.rule.matches(node.func, "builtins.next"):
             self.nexts.append(node)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.names.append(node)
+
+    def handed_on(self) -> bool:
+        """Whether the collector or an iterator of it is used other than as a read, a binding,
+        ``len(...)`` or an attribute access (``train(collector)``, ``zip(range(n), collector)``):
+        batches read there are out of view."""
+        sources = self.iterators | {self.collector}
+        return any(dotted(node) in sources and _reference(self.rule, node) and not _known_use(self.rule, node)
+                   for node in self.names)
+
+
+def _reference(rule: Rule, node: cst.Name | cst.Attribute) -> bool:
+    """``node`` reads or binds a value (not an attribute's name, a keyword, a parameter or a def's name)."""
+    parent = rule.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.attr is node:
+        return False
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return False
+    return not isinstance(parent, (cst.Param, cst.FunctionDef, cst.ClassDef, cst.ImportAlias, cst.AsName))
+
+
+def _known_use(rule: Rule, node: cst.Name | cst.Attribute) -> bool:
+    parent = rule.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.value is node:
+        return True  # collector.shutdown(), collector.update_policy_weights_()
+    if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.For) and parent.iter is node):
+        return True
+    call = rule.parent(parent) if isinstance(parent, cst.Arg) else None
+    if not (isinstance(call, cst.Call) and call.args and call.args[0] is parent):
+        return False
+    holder = rule.parent(call)
+    if rule.matches(call.func, "builtins.len", "builtins.next"):
+        return True
+    if rule.matches(call.func, "builtins.enumerate"):
+        return isinstance(holder, cst.For) and holder.iter is call
+    if rule.matches(call.func, "builtins.iter"):  # it = iter(collector), next(iter(collector))
+        outer = rule.parent(holder) if isinstance(holder, cst.Arg) else None
+        return isinstance(holder, cst.Assign) or (isinstance(outer, cst.Call) and rule.matches(outer.func, "builtins.next"))
+    return False
+
 
 def _loop_batch(rule: Rule, loop: cst.For, sources: set[str]) -> str | None:
     it, target = loop.iter, loop.target
@@ -93,16 +152,19 @@ def _loop_batch(rule: Rule, loop: cst.For, sources: set[str]) -> str | None:
     return None
 
 
-def _assigned_read(rule: Rule, call: cst.Call) -> BatchRead | None:
-    """``x = next(it)`` as a statement of its own: the read; else None."""
+def _next_read(rule: Rule, call: cst.Call) -> BatchRead:
+    """``x = next(it)`` as a statement of its own: the statement and ``x``; any other ``next(it)``:
+    the call, with its statement where that is a line of a block (a sync can go before it)."""
     assign = rule.parent(call)
-    line = rule.parent(assign) if assign is not None else None
-    if not (isinstance(assign, cst.Assign) and assign.value is call and len(assign.targets) == 1
-            and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
-            and isinstance(rule.parent(line), (cst.IndentedBlock, cst.Module))):
-        return None
-    batch = dotted(assign.targets[0].target)
-    return BatchRead(line, batch) if batch is not None else None
+    line = rule.statement_of(call)
+    in_block = isinstance(line, cst.SimpleStatementLine) and isinstance(rule.parent(line), (cst.IndentedBlock, cst.Module))
+    statement = line if in_block and isinstance(line, cst.SimpleStatementLine) else None
+    if (statement is not None and len(statement.body) == 1 and isinstance(assign, cst.Assign)
+            and assign.value is call and len(assign.targets) == 1):
+        batch = dotted(assign.targets[0].target)
+        if batch is not None:
+            return BatchRead(statement, batch)
+    return BatchRead(statement, None, call)
 
 
 def continues(rule: Rule, loop: cst.For) -> bool:
