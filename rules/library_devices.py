@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 import libcst as cst
@@ -10,9 +10,19 @@ import libcst as cst
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.collectors import (
+    BatchRead,
+    PolicySyncs,
+    batch_reads,
+    bound_to_cpu,
+    continues,
+    copies_policy,
+    fills_buffer,
+    sole_binding,
+)
 from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index, enclosing_function, visit_original
+from porter.rules._lib.tree import enclosing_function
 
 # Library callees, what they accept, and where their source says so (the versions of the corpus).
 # torchrl 0.14.1 collectors: _get_sync_fn (torchrl/collectors/_single.py:1005-1023) raises "Non
@@ -28,6 +38,10 @@ COLLECTORS: dict[str, str] = {
     "torchrl.collectors.AsyncCollector": "torchrl/collectors/_runner.py:105",
 }
 _COLLECTOR_DEVICES = ("device", "env_device", "policy_device", "storing_device")
+# The policy copy a CPU policy device makes of an accelerator policy (_base.py:779-824: deepcopy,
+# weights mapped to the policy device), refreshed only by update_policy_weights_() (_single.py:1708-1736:
+# the original policy's weights copied in); the iterator never syncs it (_single.py:1774-1860).
+_POLICY_COPY = "torchrl/collectors/_base.py:805-828"
 # torchrl._utils.get_available_device (torchrl/_utils.py:1197-1208): cuda:0, else npu:0, else mps:0, else cpu.
 CHOOSERS: dict[str, str] = {"torchrl._utils.get_available_device": "torchrl/_utils.py:1197"}
 # torchtune 0.6.1 get_dtype (torchtune/training/precision.py:108-115): bf16 on any device but the CPU
@@ -47,13 +61,27 @@ class LibraryDevices(Rule):
           be the accelerator (a variable, or a ``"cuda"``/``"neuron"`` literal) as ``device=``,
           ``env_device=``, ``policy_device=`` or ``storing_device=`` gets the CPU where that
           value is a ``neuron`` device: ``device=device`` →
-          ``device="cpu" if str(device).startswith("neuron") else device``. When the batches
-          were stored on that device (``storing_device=``, or ``device=`` without one), the loop
-          over the collector in the same function moves each batch there
-          (``batch = batch.to(device)``); without such a loop, a review marker says so. The
-          policy stays where the script put it (the accelerator): torchrl then runs a CPU copy
-          in the collector and copies the weights in at ``collector.update_policy_weights_()``;
-          a file that never calls it gets a review marker.
+          ``device="cpu" if str(device).startswith("neuron") else device``. A name bound to the
+          CPU in view (``env_device = torch.device("cpu")``) is never neuron and is kept.
+        * Where the batches were stored on a wrapped device (``storing_device=``, else
+          ``device=``, else the env/policy device when both are one value: torchrl's defaults),
+          each read of the collector in the function that builds it moves the batch back
+          (``batch = batch.to(device)``): first in the body of ``for x in collector`` /
+          ``for i, x in enumerate(collector)`` (or over ``it = iter(collector)``), after
+          ``x = next(it)`` / ``x = next(iter(collector))``, and in place elsewhere
+          (``f(next(it))`` → ``f(next(it).to(device))``; a dropped ``next(it)`` is left). A
+          collector given ``replay_buffer=`` hands the script no batch: no move. Where a read
+          cannot be followed (``next(it, None)``, ``for a, b in collector``, the collector handed
+          to a call: ``train(collector)``), a review marker.
+        * The policy stays where the script put it (the accelerator). Where its collector device
+          (``policy_device=``, else ``device=``) became the CPU, torchrl acts with a CPU copy
+          that only ``collector.update_policy_weights_()`` refreshes; a file that never calls it
+          gets the call before each batch is collected (before each ``x = next(it)``; at the end
+          of the loop's body), under the wrap's own test (``if str(device).startswith("neuron"):``;
+          none for a literal), and a review marker where it cannot be placed (no read followed, a
+          ``continue`` in the loop, a collector name with another binding: ``c = iter(c)``).
+          Nothing for a collector that copies no policy module: ``policy=None``, a
+          ``policy_factory=``, a lambda, a function of the file or a ``RandomPolicy(...)``.
         * torchrl's ``get_available_device()`` → ``torch.device("neuron:0" if
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device
@@ -65,7 +93,21 @@ class LibraryDevices(Rule):
         (``torchrl/collectors/_single.py:1005-1023``): every collector device ported to
         ``neuron`` crashes on a Trainium host. torchrl supports the split kept here: a policy on
         the accelerator with a CPU collector (its own ``dqn_cartpole.py`` passes ``device="cpu"``
-        with the model on CUDA; ``_base.py:757-828`` makes the CPU copy). ``get_available_device``
+        with the model on CUDA; ``_base.py:757-828`` makes the CPU copy). The copy is a deep copy
+        with the weights on the policy device (``_base.py:805-824``); the iterator never syncs it
+        (``_single.py:1774-1860``), ``update_policy_weights_()`` copies the policy's weights in
+        (``_single.py:1708-1736``): without the call an on-policy script trains the accelerator's
+        policy on rollouts of the initial one, where the original acted with the policy it
+        trained (measured with torchrl 0.14.1 on CartPole, a copy forced by ``policy_device=cpu:0``:
+        the losses leave the original's at the second batch without the sync, and match it at every
+        batch with it, before ``next()`` or at the end of the loop). The test around it keeps the
+        CUDA and CPU programs as they were (no copy there: the call would copy the weights onto
+        themselves, bump the policy version, and send them to a multi-process collector's
+        workers); a function or ``RandomPolicy`` (not an ``nn.Module``,
+        ``modules/tensordict_module/exploration.py:771``) has no weights and the call raises
+        ("Collector cannot update policy weights ...", ``_single.py:1727``). A collector with a
+        replay buffer extends it and yields None (``_single.py:1846-1853``,
+        ``_multi_sync.py:319-320``). ``get_available_device``
         (``torchrl/_utils.py:1197``) knows CUDA, NPU and MPS and returns the CPU on Trainium, so
         the port has to pick the accelerator itself (the CPU where there is none, as before).
         torchtune's ``get_dtype`` raises for bf16 on any non-CPU device whose bf16 support
@@ -77,6 +119,12 @@ class LibraryDevices(Rule):
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
         for i, batch in enumerate(collector):
             loss_module.value_estimator(batch)
+        rollouts = Collector(env, actor, device=device)
+        stream = iter(rollouts)
+        for step in range(len(rollouts)):
+            data = next(stream)
+            update(advantage(data))
+
         device = torch.device(cfg.device) if cfg.device else get_available_device()
         self._dtype = training.get_dtype(cfg.dtype, device=self._device)
 
@@ -85,6 +133,15 @@ class LibraryDevices(Rule):
         for i, batch in enumerate(collector):
             batch = batch.to(cfg.train.device)
             loss_module.value_estimator(batch)
+        rollouts = Collector(env, actor, device="cpu" if str(device).startswith("neuron") else device)
+        stream = iter(rollouts)
+        for step in range(len(rollouts)):
+            if str(device).startswith("neuron"):
+                rollouts.update_policy_weights_()
+            data = next(stream)
+            data = data.to(device)
+            update(advantage(data))
+
         device = torch.device(cfg.device) if cfg.device else torch.device("neuron:0" if torch.accelerator.is_available() else "cpu")
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
 
@@ -93,11 +150,19 @@ class LibraryDevices(Rule):
         each with its source line). Value heuristic: a device argument that is a name or an
         attribute may hold the accelerator and is wrapped (a value that is never ``neuron`` is
         kept by the test); a call or other expression is left alone (it would be evaluated
-        twice); a ``"cpu"`` literal or ``None`` is kept. The batch move follows only
-        ``for x in collector`` / ``for i, x in enumerate(collector)`` in the function that
-        builds ``collector = ...``; a collector returned to another function gets the marker.
-        The policy copy is a different object: code that reads the collector's policy between
-        ``update_policy_weights_()`` calls sees the weights of the last call.
+        twice); a ``"cpu"`` literal or ``None`` is kept, and so is a name every binding of which,
+        in the scope it resolves to (libcst's scopes), is ``"cpu"`` or ``torch.device("cpu")``
+        (a parameter, loop target or any other value may hold neuron). Batch reads are followed
+        only in the function that builds ``collector = ...``, with at most one loop over it, and
+        only where every use of the collector (and of ``it = iter(collector)``) is a read, a
+        binding, ``len()`` or an attribute (``collector.shutdown()``); a collector returned or
+        handed to another function gets the marker. The sync is left out where the file calls
+        ``<x>.update_policy_weights_(...)`` anywhere (a call in the tree, not a comment; it may
+        be another collector's: then nothing says this one is synced). The move and the sync
+        test the name where the loop runs: a name rebound between the collector and the loop is
+        read with its later value. The policy copy is a different object: code that reads the
+        collector's policy between ``update_policy_weights_()`` calls sees the weights of the
+        last call.
     """
 
     code: ClassVar[str] = "NRN116"
@@ -123,7 +188,7 @@ class LibraryDevices(Rule):
         wrapped: dict[str, cst.BaseExpression] = {}
         for name in _COLLECTOR_DEVICES:
             arg = keyword(node, name)
-            if arg is None or not self._may_be_accelerator(arg.value):
+            if arg is None or not self._may_be_accelerator(arg.value) or bound_to_cpu(self, arg.value):
                 continue
             wrapped[name] = arg.value
             new = self._cpu_where_neuron(arg.value, '"cpu"')
@@ -131,48 +196,84 @@ class LibraryDevices(Rule):
                          f"torchrl's collector rejects a neuron {name} ({source}): the CPU where it is neuron")
         if not wrapped:
             return
-        storing = keyword(node, "storing_device")
-        stored_on = wrapped.get("storing_device") if storing is not None else wrapped.get("device")
-        if stored_on is not None:
-            self._move_batches(node, self._ported_text(stored_on, torch))
-        if "device" in wrapped or "policy_device" in wrapped:
-            if "update_policy_weights_" not in self.context.text:
-                self.mark(node, "the collector runs a CPU copy of the policy (torchrl/collectors/_base.py:805-828): "
-                          "call collector.update_policy_weights_() after each optimizer step")
+        collector, reads = self._reads(node)
+        stored_on = self._stored_on(node, wrapped)
+        if stored_on is not None and not fills_buffer(node):
+            self._move_batches(node, reads, self._ported_text(stored_on, torch))
+        # torchrl's policy device is policy_device=, else device= (modules/inference_server/_config.py:191-192)
+        policy_on = wrapped.get("policy_device") if keyword(node, "policy_device") is not None else wrapped.get("device")
+        if policy_on is not None and copies_policy(self, node) and not self.analysis(PolicySyncs).found:
+            self._sync_policy(node, collector, reads, policy_on)
 
-    def _move_batches(self, node: cst.Call, target: str | None) -> None:
+    @staticmethod
+    def _stored_on(node: cst.Call, wrapped: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:
+        """The wrapped value the batches were stored on: storing_device=, else device=, else the
+        env/policy device where both are the same (modules/inference_server/_config.py:193-203)."""
+        if keyword(node, "storing_device") is not None:
+            return wrapped.get("storing_device")
+        if keyword(node, "device") is not None:
+            return wrapped.get("device")
+        env, policy = keyword(node, "env_device"), keyword(node, "policy_device")
+        if env is not None and policy is not None and dotted(env.value) is not None and dotted(env.value) == dotted(policy.value):
+            return wrapped.get("env_device")
+        return None
+
+    def _reads(self, node: cst.Call) -> tuple[str | None, list[BatchRead] | None]:
+        """The collector's name (``name = Collector(...)``) and where that function reads its batches."""
         assign = self.parent(node)
-        name = None
-        if isinstance(assign, cst.Assign) and len(assign.targets) == 1:
-            name = dotted(assign.targets[0].target)
-        loop = self._loop_over(node, name) if name and target else None
-        if loop is None:
+        name = dotted(assign.targets[0].target) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if name is None:
+            return None, None
+        scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
+        return name, batch_reads(self, scope, name)
+
+    def _move_batches(self, node: cst.Call, reads: list[BatchRead] | None, target: str | None) -> None:
+        if target is None or reads is None or any(_suite_body(read) for read in reads):
             self.mark(node, f"the collector now stores its batches on the CPU: move each batch to {target or 'the device'} "
                       "where the script uses it (batch = batch.to(device))")
             return
-        loop_node, batch = loop
-        body = loop_node.body
-        if not isinstance(body, cst.IndentedBlock) or not body.body:
+        message = f"the collector stores on the CPU: each batch moved to {target}"
+        device = cst.parse_expression(target)
+        for read in reads:
+            if read.call is not None:  # f(next(it)): the batch moved where it is read
+                if isinstance(self.parent(read.call), cst.Expr):
+                    continue  # next(it) as a statement: the batch is dropped, nothing reads it
+                self.replace(read.call, lambda n: _moved(n, device), message)
+                continue
+            move = [cst.parse_statement(f"{read.batch} = {read.batch}.to({target})")]
+            if isinstance(read.statement, cst.For):
+                self.insert_before(_body(read.statement)[0], move, message)
+            elif read.statement is not None:
+                self.insert_after(read.statement, move, message)
+
+    def _sync_policy(self, node: cst.Call, collector: str | None, reads: list[BatchRead] | None,
+                     policy_on: cst.BaseExpression) -> None:
+        """The collector acts with a CPU copy of the policy, refreshed only by update_policy_weights_():
+        sync it before each batch is collected, as the original acted with the trained policy."""
+        loops = [read.statement for read in reads or () if isinstance(read.statement, cst.For)]
+        assign = self.parent(node)
+        sole = isinstance(assign, cst.Assign) and sole_binding(self, assign.targets[0].target, node)
+        if (collector is None or reads is None or not sole or any(_suite_body(read) for read in reads)
+                or any(read.statement is None for read in reads) or any(continues(self, loop) for loop in loops)):
+            self.mark(node, f"the collector runs a CPU copy of the policy ({_POLICY_COPY}): "
+                      "call collector.update_policy_weights_() after each optimizer step")
             return
-        move = cst.parse_statement(f"{batch} = {batch}.to({target})")
-        self.insert_before(body.body[0], [move], f"the collector stores on the CPU: each batch moved to {target}")
-
-    def _loop_over(self, node: cst.Call, name: str) -> tuple[cst.For, str] | None:
-        scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
-        found: list[tuple[cst.For, str]] = []
-
-        class Loops(cst.CSTVisitor):
-            def visit_For(self, loop: cst.For) -> None:
-                it, target = loop.iter, loop.target
-                if dotted(it) == name and isinstance(target, (cst.Name, cst.Attribute)):
-                    found.append((loop, str(dotted(target))))
-                elif (isinstance(it, cst.Call) and dotted(it.func) == "enumerate" and it.args
-                      and dotted(it.args[0].value) == name and isinstance(target, cst.Tuple)
-                      and len(target.elements) == 2 and isinstance(target.elements[1].value, cst.Name)):
-                    found.append((loop, str(dotted(target.elements[1].value))))
-
-        visit_original(child_index(self), scope, Loops())
-        return found[0] if len(found) == 1 else None
+        call = f"{collector}.update_policy_weights_()"
+        if string_value(policy_on) is None:  # a copy only where the port made the policy device the CPU
+            call = f'if str({dotted(policy_on)}).startswith("neuron"):\n    {call}'
+        message = (f"the collector acts with a CPU copy of the policy ({_POLICY_COPY}) that only "
+                   "update_policy_weights_() refreshes (torchrl/collectors/_single.py:1708-1736): synced before each batch")
+        synced: set[int] = set()
+        for read in reads:
+            statement = read.statement
+            if statement is None or id(statement) in synced:  # two reads in one statement: one sync
+                continue
+            synced.add(id(statement))
+            sync = [cst.parse_statement(call + "\n")]
+            if isinstance(statement, cst.For):
+                self.insert_after(_body(statement)[-1], sync, message)  # the loop's next read follows
+            else:
+                self.insert_before(statement, sync, message)
 
     # ------------------------------------------------------------------ torchrl get_available_device
     def _chooser(self, node: cst.Call, source: str) -> None:
@@ -227,6 +328,22 @@ class LibraryDevices(Rule):
             ported = accelerator_string(value, torch) if self.options.style == "accelerator" else neuron_string(value)
             return self.context.module.code_for_node(ported)
         return self.context.module.code_for_node(value)
+
+
+def _body(loop: cst.For) -> Sequence[cst.BaseStatement]:
+    assert isinstance(loop.body, cst.IndentedBlock)
+    return loop.body.body
+
+
+def _moved(call: cst.CSTNode, device: cst.BaseExpression) -> cst.Call:
+    """``next(it)`` → ``next(it).to(device)``."""
+    assert isinstance(call, cst.Call)
+    return cst.Call(func=cst.Attribute(value=call, attr=cst.Name("to")), args=[cst.Arg(device)])
+
+
+def _suite_body(read: BatchRead) -> bool:
+    """A loop whose body is on its own line (``for x in c: f(x)``): no statement to insert beside."""
+    return isinstance(read.statement, cst.For) and not isinstance(read.statement.body, cst.IndentedBlock)
 
 
 def _with_value(value: cst.BaseExpression) -> Callable[[cst.CSTNode], cst.CSTNode]:
