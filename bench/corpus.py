@@ -217,7 +217,9 @@ def unpack(project: Project, archive: Path, cache: Path) -> Path:
             shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
         if not path.exists() or path.read_bytes() != data:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(path.name + ".corpus-tmp")
+            # Its own temporary name: two corpus runs syncing one cache must never move each
+            # other's half-written file into place (a reader then sees a short file).
+            tmp = path.with_name(f"{path.name}.corpus-tmp-{os.getpid()}")
             tmp.write_bytes(data)
             os.replace(tmp, path)
         mode = 0o755 if executable else 0o644
@@ -226,7 +228,7 @@ def unpack(project: Project, archive: Path, cache: Path) -> Path:
     for folder, _, names in os.walk(target):
         for name in names:
             path = Path(folder) / name
-            if path not in wanted:
+            if path not in wanted and ".corpus-tmp-" not in name:  # another run's file being written
                 path.unlink()  # not in the archive: not trusted, not part of the corpus
     return target / project.root if project.root else target
 
