@@ -8,8 +8,9 @@ from typing import ClassVar
 
 import libcst as cst
 
-from porter.engine.astcheck import SourceFacts, keyword as ast_keyword, starred
+from porter.engine.astcheck import SourceFacts, starred
 from porter.engine.astcheck import dotted as ast_dotted
+from porter.engine.astcheck import keyword as ast_keyword
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword

@@ -96,10 +96,10 @@ class SourceFacts:
             for alias in node.names:
                 local = alias.asname or alias.name.split(".")[0]
                 bound.setdefault(local, set()).add(alias.name if alias.asname else local)
-        for node in self.of(ast.ImportFrom):
-            for alias in node.names:
+        for statement in self.of(ast.ImportFrom):
+            for alias in statement.names:
                 if alias.name != "*":
-                    prefix = "." * node.level + (node.module or "")
+                    prefix = "." * statement.level + (statement.module or "")
                     full = f"{prefix}.{alias.name}" if prefix and not prefix.endswith(".") else prefix + alias.name
                     bound.setdefault(alias.asname or alias.name, set()).add(full)
         return bound
