@@ -9,8 +9,9 @@ measures, with the same number of processes:
 * cold: ``porter migrate TREE --out TMP -jN`` with an empty cache (subprocess, wall time);
 * warm: the same command again (every file served by the content cache), and ``--check`` warm;
 * with ``--without-prefilter``: a cold ``--check`` run with the prefilter off;
-* the prefilter: how many files reach the parser, and which rules' triggers let most through;
-* per parsed file (in this process, one file at a time): porter's whole pipeline (``port_source``)
+* the prefilter: how many files pass the trigger words, how many of those reach libcst (the
+  rules' checks on CPython's tree, ``porter.engine.astcheck``), which rules' triggers let most through;
+* per file that reaches libcst (in this process, one file at a time): porter's whole pipeline (``port_source``)
   in units of that file's own bare parse + codegen — median, p95, max and the five slowest files;
   both with the options the cold run gives each file (a tree with a CUDA-ism somewhere is a
   repository being ported: ``repo_in_port``, the performance rules on every file);
@@ -82,12 +83,25 @@ def cli_options(files: list[str]) -> Options:
     return Options()
 
 
-def prefilter_stats(files: list[str], options: Options) -> tuple[int, Counter[str], Counter[str]]:
+def _reaches_libcst(text: str, options: Options, candidates: list) -> bool:  # type: ignore[type-arg]
+    """The engine's second stage (``porter.engine.astcheck``): some candidate's check admits it."""
+    import ast
+
+    from porter.engine.astcheck import admitted
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    return admitted(text, tree, options, candidates)
+
+
+def prefilter_stats(files: list[str], options: Options) -> tuple[int, int, Counter[str], Counter[str]]:
     from porter.engine.core import prefilter
     from porter.engine.registry import all_rules
 
     rules = all_rules()
-    passed = 0
+    passed = parsed = 0
     by_rule: Counter[str] = Counter()
     by_word: Counter[str] = Counter()
     for path in files:
@@ -103,13 +117,15 @@ def prefilter_stats(files: list[str], options: Options) -> tuple[int, Counter[st
             if rule.trigger_pattern:
                 by_word[f"{rule.code} pattern"] += 1
         passed += bool(candidates)
-    return passed, by_rule, by_word
+        parsed += bool(candidates) and _reaches_libcst(text, options, candidates)
+    return passed, parsed, by_rule, by_word
 
 
-def per_file_costs(files: list[str], options: Options, every: int = 1) -> list[tuple[float, str, float]]:
-    """(porter / bare, path, porter seconds) for every file (every ``every``-th) that reaches the
-    parser, measured one after the other in this process (each timing the best of two runs),
-    with the options the cold run gives the file."""
+def per_file_costs(files: list[str], options: Options, every: int = 1, checked: bool = False) -> list[tuple[float, str, float]]:
+    """(porter / bare, path, porter seconds) for every file (every ``every``-th) that reaches
+    libcst, measured one after the other in this process (each timing the best of two runs),
+    with the options the cold run gives the file. ``checked``: the files the prefilter passes but
+    no rule's check admits (``porter.engine.astcheck``) instead: what the second stage costs."""
     import libcst as cst
 
     from porter.engine.core import port_source, prefilter
@@ -121,7 +137,9 @@ def per_file_costs(files: list[str], options: Options, every: int = 1) -> list[t
     for path in files:
         with open(path, "rb") as handle:
             data = handle.read()
-        if not prefilter(data.decode("utf-8", "replace"), options, rules):
+        text = data.decode("utf-8", "replace")
+        candidates = prefilter(text, options, rules)
+        if not candidates or _reaches_libcst(text, options, candidates) == checked:
             continue
         parsed += 1
         if (parsed - 1) % every:
@@ -226,9 +244,10 @@ def main() -> None:
             off, off_line = porter([*common, "--no-cache", "--no-prefilter", "--check"])
             print(f"porter, no prefilter:      {off:7.2f} s  = {off / bare:.2f}x bare   [{off_line}]")
         options = cli_options(files)
-        passed, by_rule, by_word = prefilter_stats(files, options)
+        passed, parsed, by_rule, by_word = prefilter_stats(files, options)
         in_port = " (a repository being ported: the performance rules run on every file)" if options.repo_in_port else ""
-        print(f"prefilter: {passed}/{len(files)} files reach the parser ({100 * passed / len(files):.1f}%){in_port}")
+        print(f"prefilter: {passed}/{len(files)} files pass the trigger words ({100 * passed / len(files):.1f}%){in_port}; "
+              f"{parsed} of them reach libcst (the rest: no rule's check admits them on CPython's tree)")
         print("  rules letting most files through:", ", ".join(f"{name} {count}" for name, count in by_rule.most_common(6)))
         print("  trigger words:", ", ".join(f"{word} {count}" for word, count in by_word.most_common(8)))
         costs = per_file_costs(files, options, args.per_file_every) if args.per_file_every > 0 else []
@@ -239,6 +258,11 @@ def main() -> None:
                   f"p95 {_percentile(ratios, 0.95):.2f}x, max {ratios[0]:.2f}x")
             for ratio, path, took in costs[:5]:
                 print(f"  {ratio:6.2f}x  {took:6.3f} s  {os.path.relpath(path, args.tree)}")
+            gated = per_file_costs(files, options, args.per_file_every, checked=True)
+            if gated:
+                ratios = [ratio for ratio, _, _ in gated]
+                print(f"files the checks keep from libcst, porter / bare ({len(gated)} files{every}): median {_percentile(ratios, 0.5):.2f}x, "
+                      f"max {ratios[0]:.2f}x")
         print(f"import porter.commands.migrate: {import_time('porter.commands.migrate'):.3f} s; "
               f"import porter.cli: {import_time('porter.cli'):.3f} s; import porter.engine.core: {import_time('porter.engine.core'):.3f} s")
         torchfix = shutil.which("torchfix")

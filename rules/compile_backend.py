@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable
 from typing import ClassVar
@@ -9,6 +10,7 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
+from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
@@ -18,6 +20,7 @@ from porter.rules._tables.compile import COMPILE_FORWARDERS, COMPILE_KEYWORDS, C
 _COMPILE = "torch.compile"
 _INDUCTOR_CONFIG = "torch._inductor.config"
 # Names of settings that choose a compile backend (not a distributed backend: their values differ).
+_FORWARDER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in COMPILE_FORWARDERS)
 _BACKEND_SETTING = re.compile(r"(?i)^(torch_?compile|(torch_?)?compile_backend|dynamo_backend|backend)$")
 
 
@@ -91,6 +94,32 @@ class CompileBackend(Rule):
     safe_extra_codes: ClassVar[frozenset[str]] = frozenset({"NRN402"})
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 60
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """Every edit is one of: a decorator or call whose qualified name is ``torch.compile``
+        (``torch`` imported and then ``.compile``: an attribute ``compile`` on a name an import
+        binds to ``torch``; a name an import binds to ``torch.compile``) or a COMPILE_FORWARDERS
+        name (its last part an identifier); ``X.compile(...)`` with torch.compile keywords only
+        (``_module_compile``); a ``torch._inductor.config`` target (every part an identifier); a
+        backend setting whose value is a CUDA_BACKENDS string (``_backend_value``: ``string_value``,
+        so one ``str`` constant of that value)."""
+        if facts.strings & CUDA_BACKENDS or facts.spells(_INDUCTOR_CONFIG) or facts.identifiers & _FORWARDER_NAMES:
+            return True
+        if "compile" not in facts.identifiers:
+            return False
+        for node in facts.of(ast.Attribute):
+            if node.attr == "compile" and isinstance(node.value, ast.Name) and "torch" in facts.imported.get(node.value.id, ()):
+                return True
+        if any("torch.compile" in bound for bound in facts.imported.values()):
+            return True
+        return any(
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr == "compile"
+            and not call.args
+            and all(item.arg in COMPILE_KEYWORDS for item in call.keywords)
+            for call in facts.of(ast.Call)
+        )
 
     # ----------------------------------------------------------------- torch.compile
     def visit_Decorator(self, node: cst.Decorator) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import ClassVar, cast
 
 import libcst as cst
 
+from porter.engine.astcheck import SourceFacts, own_nodes
+from porter.engine.astcheck import dotted as ast_dotted
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.branches import in_kept_cuda_branch
@@ -27,6 +30,12 @@ from porter.rules._tables.hazard import (
 _MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module")
 _MODULE_LIKE = re.compile(r"(Module|PreTrainedModel|LightningModule)$")
 _MASK_NAME = re.compile(r"(?i)mask")
+# For may_edit: the names of the hazards flagged anywhere, and the last parts of those flagged in forward.
+_ANYWHERE = tuple(sorted({name for name, hazard in FUNCTIONS.items() if hazard.where == "anywhere"} | set(ATTRIBUTES)))
+_ANYWHERE_METHODS = frozenset(m for m, hazard in METHODS.items() if hazard.where == "anywhere" and m not in FORWARD_ONLY_METHODS)
+_FORWARD_FUNCTIONS = frozenset(name.rsplit(".", 1)[-1] for name, hazard in FUNCTIONS.items() if hazard.where == "forward")
+_WHERE = frozenset({"where"})
+_CONTROL_FUNCTIONS = frozenset({"any", "all", "isnan", "equal", "count_nonzero"})
 
 
 class CompileHazards(Rule):
@@ -94,6 +103,27 @@ class CompileHazards(Rule):
     extra_codes: ClassVar[dict[str, str]] = {h.code: h.message.split(":")[0] for h in ALL_HAZARDS if h.code != "NRN731"}
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 80
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """Every edit is a ``_flag`` marker. An "anywhere" hazard is a qualified name of FUNCTIONS or
+        ATTRIBUTES (each part of it then an identifier of the file: ``SourceFacts.spells``) or a
+        ``to_sparse*`` method. A "forward" one needs a node whose innermost def is a ``forward``
+        whose nearest class above it is named like a module class (``_in_forward``; the classes
+        of ``visit_Module``'s fixpoint, a base's qualified name read from the imports) and, there,
+        what ``visit_Subscript`` flags (an index, or an element of the index tuple, that is a
+        comparison or a mask-named name; not directly the target of ``=``/``+=``/an annotated
+        assignment), what ``visit_Call`` flags (a METHODS attribute; a call that may be named a
+        forward FUNCTIONS entry or ``torch.where`` with one argument) or what ``_control`` flags
+        (an ``if``/``while`` test calling a VALUE_METHODS attribute or maybe torch.any/all/isnan/
+        equal/count_nonzero)."""
+        if any(facts.spells(name) for name in _ANYWHERE) or facts.identifiers & _ANYWHERE_METHODS:
+            return True
+        forwards = facts.methods("forward")
+        if not forwards:
+            return False
+        modules = _module_classes(facts)
+        return any(owner.name in modules and _forward_hazard(facts, forward) for forward, owner in forwards)
 
     def __init__(self, context) -> None:  # type: ignore[no-untyped-def]
         super().__init__(context)
@@ -194,3 +224,55 @@ class CompileHazards(Rule):
                     continue
                 self._flag(test, CONTROL)
                 return
+
+
+def _module_classes(facts: SourceFacts) -> set[str]:
+    """``visit_Module``'s fixpoint on CPython's tree: the names of the file's classes with a base
+    that may be ``torch.nn.Module`` (an import can name it so), a module class of the file, or
+    a name like ``*Module``/``*PreTrainedModel``."""
+    classes = facts.of(ast.ClassDef)
+    modules: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for cls in classes:
+            if cls.name in modules:
+                continue
+            for base in cls.bases:
+                text = ast_dotted(base.value if isinstance(base, ast.Starred) else base) or ""
+                if facts.import_names(base) & set(_MODULE_BASES) or text.split(".")[-1] in modules or _MODULE_LIKE.search(text):
+                    modules.add(cls.name)
+                    changed = True
+                    break
+    return modules
+
+
+def _forward_hazard(facts: SourceFacts, forward: ast.AST) -> bool:
+    """Whether the own code of ``forward`` holds what CompileHazards.may_edit names."""
+    written: set[int] = set()  # subscripts directly assigned to (ids)
+    for node, _ in own_nodes(forward):
+        kind = type(node)
+        if kind is ast.Assign:
+            written.update(id(target) for target in node.targets)  # type: ignore[attr-defined]
+        elif kind is ast.AugAssign or kind is ast.AnnAssign:
+            written.add(id(node.target))  # type: ignore[attr-defined]
+        elif kind is ast.Subscript:
+            index = node.slice  # type: ignore[attr-defined]
+            parts = [index, *index.elts] if isinstance(index, ast.Tuple) else [index]
+            if id(node) not in written and any(
+                isinstance(part, ast.Compare) or (isinstance(part, ast.Name) and _MASK_NAME.search(part.id)) for part in parts
+            ):
+                return True
+        elif kind is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            if isinstance(func, ast.Attribute) and func.attr in METHODS or facts.may_name(func, _FORWARD_FUNCTIONS):
+                return True
+            if facts.may_name(func, _WHERE) and len(node.args) + len(node.keywords) == 1:  # type: ignore[attr-defined]
+                return True
+        elif kind is ast.If or kind is ast.While:
+            for inner in ast.walk(node.test):  # type: ignore[attr-defined]
+                if isinstance(inner, ast.Call) and (
+                    isinstance(inner.func, ast.Attribute) and inner.func.attr in VALUE_METHODS or facts.may_name(inner.func, _CONTROL_FUNCTIONS)
+                ):
+                    return True
+    return False

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import ClassVar
 
 import libcst as cst
 
+from porter.engine.astcheck import SourceFacts
+from porter.engine.astcheck import keyword as ast_keyword
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
@@ -15,6 +18,8 @@ from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index
 
 _FLOAT64 = ("torch.float64", "torch.double")
+_FLOAT64_NAMES = frozenset({"double", "float64", "from_numpy"})
+_FLOAT64_SET = frozenset(_FLOAT64)
 _DEVICE_METHODS = frozenset({"cuda", "neuron"})
 _NUMPY_FLOAT64 = ("numpy.float64", "numpy.double")
 _RANDOM_FLOATS = ("numpy.random.rand", "numpy.random.randn", "numpy.random.random", "numpy.random.normal", "numpy.random.uniform", "numpy.linspace")
@@ -71,6 +76,27 @@ class Float64OnDevice(Rule):
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """Every edit is made from ``visit_Call``: a ``.double()`` call with no argument, a call
+        of ``torch.from_numpy``, or a call given a value whose qualified name is in _FLOAT64 as
+        ``torch.set_default_dtype``'s first argument, as ``dtype=``, or positionally to
+        ``.to``/``.type`` (``_dtype_argument``; any positional argument is looked at here). The
+        qualified names are the imports' (``SourceFacts.import_names``)."""
+        if not facts.identifiers & _FLOAT64_NAMES:
+            return False
+        for call in facts.of(ast.Call):
+            func = call.func
+            if isinstance(func, ast.Attribute) and func.attr == "double" and not call.args and not call.keywords:
+                return True
+            if "torch.from_numpy" in facts.import_names(func):
+                return True
+            dtype = ast_keyword(call, "dtype")
+            values = [*call.args, *([dtype.value] if dtype is not None else [])]
+            if any(facts.import_names(value) & _FLOAT64_SET for value in values):
+                return True
+        return False
 
     # ----------------------------------------------------------------- the device in view
     def _device_expr(self, node: cst.BaseExpression) -> bool:

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import positional
@@ -29,6 +30,8 @@ from porter.rules._lib.precision import (
 from porter.rules._lib.tree import holder_through_choices
 
 _BF16_DTYPES = frozenset({"torch.bfloat16"})
+_FP16_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in FP16_DTYPES} | {"half", "HalfTensor"})
+_FP16_STRINGS = frozenset({"float16", "half"})
 
 
 class HalfToBf16(Rule):
@@ -131,6 +134,19 @@ class HalfToBf16(Rule):
         "NRN208": "float16 chosen by an explicit option or another device's branch: kept as written (review marker)",
     }
     order: ClassVar[int] = 30
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """Nothing with ``--style accelerator`` (``_off``). Else every edit starts from a node
+        whose qualified name is in FP16_DTYPES (its last part ``float16``/``half`` an identifier),
+        a ``.half()`` call (attribute ``half``), ``torch.cuda.HalfTensor`` (``HalfTensor``), or a
+        ``"float16"``/``"half"`` string: a lone literal (``visit_SimpleString`` edits none inside
+        a concatenation: ``_dtype_string_position`` needs an assignment, parameter, dict value or
+        argument as its holder) or a conditional's branch (``string_value``: a concatenation's
+        joined value), so one ``str`` constant of exactly that value."""
+        if facts.options.style == "accelerator":
+            return False
+        return bool(facts.identifiers & _FP16_NAMES or facts.strings & _FP16_STRINGS)
 
     def visit_Module(self, node: cst.Module) -> None:
         self._torch = torch_alias(node)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 from typing import ClassVar
 
 import libcst as cst
 
+from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.hostsync.model import CONSTANT
@@ -98,6 +100,25 @@ def _entry_point(module: cst.Module) -> bool:
     return False
 
 
+def _ast_imports_hf(statement: ast.stmt) -> bool:
+    """``_imports_hf`` on CPython's tree."""
+    if isinstance(statement, ast.Import):
+        return any(alias.name.split(".")[0] in _HF_PACKAGES for alias in statement.names)
+    if isinstance(statement, ast.ImportFrom):
+        return not statement.level and (statement.module or "").split(".")[0] in _HF_PACKAGES
+    if isinstance(statement, (ast.Try, ast.If)):
+        return any(_ast_imports_hf(inner) for inner in statement.body)
+    return False
+
+
+def _ast_entry_point(statement: ast.stmt) -> bool:
+    """``_entry_point``'s test of one top-level statement, on CPython's tree."""
+    if not (isinstance(statement, ast.If) and isinstance(statement.test, ast.Compare)):
+        return False
+    parts = [statement.test.left, *statement.test.comparators]
+    return any(isinstance(part, ast.Name) and part.id == "__name__" for part in parts)
+
+
 class HfAsyncLoad(Rule):
     """Switch off Transformers' asynchronous weight loading before any weights are loaded.
 
@@ -159,6 +180,21 @@ class HfAsyncLoad(Rule):
     trigger_pattern: ClassVar[str] = r"(?:^|[\r\n;])[\s\\\ufeff]*(?:from[\s\\]+|import\b(?:[^\r\n;#\\]|\\\r?\n|\\\r)*?\b)(?:transformers|trl|peft|optimum)\b"
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 90
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """``visit_Module``'s own conditions on CPython's tree: the option on, the name not in
+        the text, an entry point in a repository port (a top-level ``if`` comparing ``__name__``),
+        and a top-level import of an HF package (also in the bodies of top-level ``try``/``if``
+        blocks, as ``_imported_modules`` looks; ``ast`` also sees one-line ``if x: import y``
+        bodies, which libcst's walk skips: more files, never fewer)."""
+        options = facts.options
+        if not options.hf_async_load_env or ENV_NAME in facts.text:
+            return False
+        body = facts.tree.body
+        if options.repo_in_port and not any(_ast_entry_point(statement) for statement in body):
+            return False
+        return any(_ast_imports_hf(statement) for statement in body)
 
     def visit_Module(self, node: cst.Module) -> None:
         if not self.options.hf_async_load_env or ENV_NAME in self.context.text:

@@ -5,12 +5,15 @@ NRN852/NRN853: ``config.problem_type`` of sequence-classification models (set it
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import ClassVar, cast
 
 import libcst as cst
 from libcst.metadata import ScopeProvider
 
+from porter.engine.astcheck import SourceFacts
+from porter.engine.astcheck import keyword as ast_keyword
 from porter.engine.changes import Safety
 from porter.engine.rule import FileContext, Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
@@ -105,6 +108,27 @@ class HfReview(Rule):
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 84
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """``visit_Call`` edits a call with ``mixed_precision=`` (an Accelerator's), one with
+        ``device_map=`` a plain ``"auto"`` literal (``string_value``: one ``str`` constant), or,
+        when the text never names ``problem_type``, a call (or its ``.from_pretrained``) of a
+        ``transformers.*ForSequenceClassification`` qualified name (``_problem_type``; an import's
+        name: ``SourceFacts.import_names``)."""
+        problem = "problem_type" not in facts.text
+        for call in facts.of(ast.Call):
+            if problem:
+                func = call.func
+                target = func.value if isinstance(func, ast.Attribute) and func.attr == "from_pretrained" else func
+                if any(n.startswith("transformers.") and n.endswith("ForSequenceClassification") for n in facts.import_names(target)):
+                    return True
+            if ast_keyword(call, "mixed_precision") is not None:
+                return True
+            device_map = ast_keyword(call, "device_map")
+            if device_map is not None and isinstance(device_map.value, ast.Constant) and device_map.value.value == "auto":
+                return True
+        return False
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)

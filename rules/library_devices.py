@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import libcst as cst
 
+from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
@@ -171,6 +172,12 @@ class LibraryDevices(Rule):
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """Every edit is made from ``visit_Call`` on a call whose qualified name is in
+        COLLECTORS, CHOOSERS or BF16_CHECKS (each part of it then an identifier of the file)."""
+        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS) for name in table)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified(node.func)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import ClassVar
 
 import libcst as cst
 
+from porter.engine.astcheck import SourceFacts, starred
+from porter.engine.astcheck import dotted as ast_dotted
+from porter.engine.astcheck import keyword as ast_keyword
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword
@@ -153,6 +157,31 @@ class StaticPadding(Rule):
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """Every edit comes from ``visit_Call`` on a call without ``*``/``**``: a collator or
+        ``pad_sequence`` (``_collator``/``matches``: a qualified name from an import,
+        ``SourceFacts.import_names``), or a tokenizer call (``_is_tokenizer_call``, the same test on ``ast``) without
+        ``pad_to_multiple_of`` whose ``_pad_value`` is set: ``padding=True``, ``padding="longest"``
+        (a plain string literal or a concatenation: one ``str`` constant), or ``.pad(x)`` with one
+        positional argument and no ``padding=``."""
+        for call in facts.of(ast.Call):
+            if starred(call):
+                continue
+            for name in facts.import_names(call.func):
+                head, _, last = name.rpartition(".")
+                if last in _COLLATORS and head.split(".")[0] == "transformers" or name in _PAD_TO_LONGEST:
+                    return True
+            if ast_keyword(call, "pad_to_multiple_of") is not None or not _ast_tokenizer_call(call):
+                continue
+            padding = ast_keyword(call, "padding")
+            if padding is None:
+                if isinstance(call.func, ast.Attribute) and call.func.attr == "pad" and len(call.args) == 1:
+                    return True
+            elif isinstance(padding.value, ast.Constant) and (padding.value.value is True or padding.value.value == "longest"):
+                return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         if any(arg.star for arg in node.args):
@@ -338,6 +367,16 @@ class StaticPadding(Rule):
         )
 
 
+def _ast_tokenizer_call(call: ast.Call) -> bool:
+    """``StaticPadding._is_tokenizer_call`` on CPython's tree."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in _TOKENIZER_METHODS:
+        receiver = ast_dotted(func.value) or ""
+        return bool(_TOKENIZER_NAME.search(receiver.split(".")[-1]))
+    text = ast_dotted(func) or ""
+    return bool(text) and bool(_TOKENIZER_NAME.search(text.split(".")[-1]))
+
+
 class GenerateStaticCache(Rule):
     """Use a static KV cache for ``model.generate(...)``.
 
@@ -383,6 +422,19 @@ class GenerateStaticCache(Rule):
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 70
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """``visit_Call`` edits or marks only a ``x.generate(...)`` call without ``*``/``**``,
+        ``cache_implementation=`` or ``past_key_values=``."""
+        return any(
+            isinstance(call.func, ast.Attribute)
+            and call.func.attr == "generate"
+            and not starred(call)
+            and ast_keyword(call, "cache_implementation") is None
+            and ast_keyword(call, "past_key_values") is None
+            for call in facts.of(ast.Call)
+        )
 
     def visit_Call(self, node: cst.Call) -> None:
         if method_name(node) != "generate" or any(arg.star for arg in node.args):

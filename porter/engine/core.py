@@ -1,7 +1,8 @@
 """The engine: bytes in, a ``FileResult`` out. Knows no specific rule.
 
 Pipeline per file: size/binary checks → decode (BOM, coding cookie) → trigger-word prefilter →
-one libcst parse → one metadata computation shared by all rules (batched traversal) → edits
+CPython's parse → the rules' checks on its tree (``astcheck.py``: no candidate rule can edit the
+file and the verifier has nothing to say, so it is left as it was unparsed) → one libcst parse → one metadata computation shared by all rules (batched traversal) → edits
 filtered by port context and select/ignore → applied in one transform (entering only the
 edited nodes and their ancestors) → imports added/removed → the output put together from the
 original text and the rebuilt statements' code (``fastcst/splice.py``) → the result re-parsed (porter never hands back code that does not parse: by CPython's parser
@@ -21,6 +22,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
 
+from porter.engine.astcheck import admitted
 from porter.engine.changes import Change
 from porter.engine.fastcst.parse import no_collection, parse_module
 from porter.engine.fastcst.splice import spliced
@@ -70,6 +72,8 @@ def _port_source(data: bytes, path: str, options: Options, rules: Sequence[type[
     deep, python_tree = _too_deep(decoded.text)
     if deep is not None:
         return Failure(path, deep, kind="parse")
+    if options.prefilter and python_tree is not None and not admitted(decoded.text, python_tree, options, candidates):
+        return Unchanged(path, skipped="ast-check")
     try:
         module = parse_module(data)
     except cst.ParserSyntaxError as error:

@@ -19,7 +19,7 @@ import abc
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import libcst as cst
 from libcst.metadata import (
@@ -37,6 +37,9 @@ from porter.engine.fastcst.names import LazyQualifiedNames
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.options import Options
+
+if TYPE_CHECKING:
+    from porter.engine.astcheck import SourceFacts
 
 NodeTransform = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel"]
 MARKER_PREFIX = "# porter:"
@@ -188,6 +191,13 @@ class Rule(cst.BatchableCSTVisitor):
         if cls.triggers and not any(word in text for word in cls.triggers):
             return False
         return not cls.trigger_pattern or re.search(cls.trigger_pattern, text) is not None
+
+    @classmethod
+    def may_edit(cls, facts: SourceFacts) -> bool:
+        """A necessary condition of this rule editing the file, read from CPython's tree of it
+        (``porter.engine.astcheck``): False only when the rule provably edits nothing there. A
+        rule that overrides it proves that in the override's docstring. Default: no check."""
+        return True
 
     @property
     def options(self) -> Options:

@@ -66,7 +66,7 @@ class Stats:
 
     total: int = 0
     cache_hits: int = 0
-    parsed: int = 0  # files that reached the parser (not skipped by the prefilter or the cache)
+    parsed: int = 0  # files that reached libcst (not skipped by the prefilter, its checks, or the cache)
     prefiltered: int = 0
     generated: int = 0
     workers: int = 0  # 0: everything ran in this process
@@ -230,7 +230,7 @@ def run_batch(
     yield from drain()
     for index, result, key in _execute(misses, pool):
         if isinstance(result, Unchanged):
-            if result.skipped == "prefilter":
+            if result.skipped in ("prefilter", "ast-check"):  # either stage of the prefilter: no libcst parse
                 stats.prefiltered += 1
             elif result.skipped == "generated":
                 stats.generated += 1
