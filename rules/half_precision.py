@@ -137,15 +137,13 @@ class HalfToBf16(Rule):
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
-        """Nothing with ``--style accelerator`` (``_off``). Else every edit starts from a node
-        whose qualified name is in FP16_DTYPES (its last part ``float16``/``half`` an identifier),
+        """With ``--style accelerator`` only NRN208 markers, made from the same nodes. Every edit
+        starts from a node whose qualified name is in FP16_DTYPES (its last part ``float16``/``half`` an identifier),
         a ``.half()`` call (attribute ``half``), ``torch.cuda.HalfTensor`` (``HalfTensor``), or a
         ``"float16"``/``"half"`` string: a lone literal (``visit_SimpleString`` edits none inside
         a concatenation: ``_dtype_string_position`` needs an assignment, parameter, dict value or
         argument as its holder) or a conditional's branch (``string_value``: a concatenation's
         joined value), so one ``str`` constant of exactly that value."""
-        if facts.options.style == "accelerator":
-            return False
         return bool(facts.identifiers & _FP16_NAMES or facts.strings & _FP16_STRINGS)
 
     def visit_Module(self, node: cst.Module) -> None:
