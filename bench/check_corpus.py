@@ -1,6 +1,6 @@
 """`porter check` on the real-world corpus: which real training scripts does the check verify?
 
-    python bench/check_corpus.py [--deps DIR] [--steps 2] [--only SUBSTRING] [--json OUT] [--keep DIR] [--timeout S]
+    python bench/check_corpus.py [--deps DIR] [--steps 3] [--only SUBSTRING] [--json OUT] [--keep DIR] [--timeout S]
 
 ``--deps DIR``: a folder of the projects' own dependencies that are not porter's (put on PYTHONPATH
 after the project's root; nothing is installed into porter's environment). The figures in the README
@@ -294,6 +294,7 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
         "graphs": len(graphs),
         "lowered": sum(1 for g in graphs if g.get("lowered")),
         "recompiles": kinds.count("recompile"),
+        "warmup_recompiles": kinds.count("warm-up-recompile"),  # step 1 only, stable after: a warning
         "graph_breaks": kinds.count("graph-break"),
         "syncs_per_step": (report.get("syncs_per_step") or {}).get("per step (findings)"),
         "steps_run": report.get("steps_run"),
@@ -456,8 +457,8 @@ def _line(o: Outcome) -> str:
     text = f"{o.status:<15} {o.key}"
     if o.facts:
         s = o.facts
-        text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), recompiles {s['recompiles']}, "
-                 f"breaks {s['graph_breaks']}; syncs/step {s['syncs_per_step']}; steps {s['steps_run']} "
+        text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), recompiles {s['recompiles']}"
+                 f" (+{s.get('warmup_recompiles', 0)} warm-up), breaks {s['graph_breaks']}; syncs/step {s['syncs_per_step']}; steps {s['steps_run']} "
                  f"({s['step_counter']}); parity {s['parity'] or 'none'}")
     if o.why:
         text += f"\n    {o.why}"
@@ -466,7 +467,7 @@ def _line(o: Outcome) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=3, help="3: step 2 shows a step-1 recompile stable (warm-up)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run of a script")
     parser.add_argument("--only", help="only the candidates whose key contains this")
     parser.add_argument("--json", type=Path, help="write the outcomes as JSON")
