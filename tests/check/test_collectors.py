@@ -72,6 +72,13 @@ def test_per_step_recompile_fails_from_step_1_on() -> None:
     assert any("recompiled again at step >= 2: not stable" in f["message"] for f in errors)
 
 
+def test_fused_adamw_state_made_while_dynamo_traces_is_on_the_device() -> None:
+    code, report = check("fused_adamw_compiled.py", "--steps", "3")
+    assert findings(report, "device-mixing") == [], findings(report, "device-mixing")
+    assert code == 0, [f for f in report["findings"] if f["severity"] == "error"]
+    assert report["steps_run"] == 3
+
+
 def test_data_dependent_branch_is_a_graph_break_under_fullgraph() -> None:
     code, report = check("graph_break.py", "--steps", "3")
     assert code == 2  # fullgraph=True is honoured: Dynamo raises at the break, as on the device
