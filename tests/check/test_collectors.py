@@ -79,6 +79,12 @@ def test_fused_adamw_state_made_while_dynamo_traces_is_on_the_device() -> None:
     assert report["steps_run"] == 3
 
 
+def test_model_built_under_a_device_context_is_on_the_device() -> None:
+    code, report = check("device_context_model.py", "--steps", "3")
+    assert findings(report, "device-mixing") == [], findings(report, "device-mixing")
+    assert code == 0, [f for f in report["findings"] if f["severity"] == "error"]
+
+
 def test_data_dependent_branch_is_a_graph_break_under_fullgraph() -> None:
     code, report = check("graph_break.py", "--steps", "3")
     assert code == 2  # fullgraph=True is honoured: Dynamo raises at the break, as on the device

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch.nn.parameter import is_lazy
 from torch.overrides import TorchFunctionMode
+from torch.utils._device import _device_constructors
 
 from porter.check.harness import neuron_module
 from porter.check.harness.state import STATE, backward_done, quiet, user_location, user_stack
@@ -199,6 +200,11 @@ class DeviceMode(TorchFunctionMode):
 
         placed = None
         dev = kwargs.get("device")
+        if dev is None and func in _device_constructors():
+            # `with torch.device("neuron"):` / set_default_device: torch's DeviceContext sits at the
+            # bottom of the mode stack (torch/utils/_device.py), so it would add the device after
+            # this mode passed: the factory is placed on the context's device here instead
+            dev = torch.utils._device.CURRENT_DEVICE
         if dev is not None:
             requested = self._kind(dev)
             if requested not in (None, "cpu", "meta"):

@@ -11,7 +11,8 @@ Each function here changes one torch entry point in the subprocess only, for one
 - ``torch.accelerator`` answers for the emulated device; ``Module.to(0)`` names it in an original;
 - ``torch.cuda.*`` is emulated for an original, and recorded as a finding in a port;
 - dropout is an identity in the semantic pass (compiled graphs draw random numbers differently);
-- optimizer state made by ``_init_group`` is on its parameter's emulated device (as ``zeros_like(p)`` is).
+- optimizer state made by ``_init_group`` is on its parameter's emulated device (as ``zeros_like(p)`` is);
+  an ``nn.Parameter`` is on its data's emulated device.
 """
 
 from __future__ import annotations
@@ -589,3 +590,25 @@ def patch_optimizer_state() -> None:
     for cls in vars(torch.optim).values():
         if isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer) and "_init_group" in vars(cls):
             cls._init_group = wrap(cls._init_group)  # type: ignore[attr-defined]
+
+
+def patch_parameters() -> None:
+    """``nn.Parameter(data)`` is on ``data``'s emulated device.
+
+    ``Parameter.__new__`` makes a new tensor object (``Tensor._make_subclass``) in C++, which drops
+    the emulated device's tag: a module built on the device (``with torch.device("neuron"):`` as
+    torchtune's recipes build their model, or ``nn.Linear(..., device=...)``) had CPU weights and
+    its first forward read as CPU/neuron mixing. On a device, the parameter is its data's storage.
+    """
+    from porter.check.harness.device_mode import dev_of, tag
+
+    original = torch.nn.Parameter.__new__
+
+    def __new__(cls: type, data: torch.Tensor | None = None, requires_grad: bool = True) -> Any:
+        out: Any = original(cls, data, requires_grad)
+        dev = dev_of(data) if isinstance(data, torch.Tensor) else None
+        if dev is not None and dev_of(out) is None:
+            tag(out, dev)
+        return out
+
+    torch.nn.Parameter.__new__ = staticmethod(__new__)  # type: ignore[method-assign,assignment]
