@@ -344,7 +344,8 @@ def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: 
     """Findings for Dynamo's recompiles under the policy above (mode switches compiled once are info)."""
     out: list[Finding] = []
     grad_mode_switches: dict[tuple[Any, str], int] = defaultdict(int)
-    unstable = {rec.get("function") for rec in recompiles if rec.get("step", 0) > WARMUP_STEP and not _mode_switch(str(rec.get("reason", "")))}
+    unstable = {rec.get("function") for rec in recompiles
+                if rec.get("step", 0) > WARMUP_STEP and not _mode_switch(str(rec.get("reason", "")))}
     at_warmup: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for rec in recompiles:
         step, reason = rec.get("step", 0), str(rec.get("reason", ""))

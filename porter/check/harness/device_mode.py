@@ -10,6 +10,7 @@ CPU/device mixing, CUDA uses in a port, and the loss each ``.backward()`` was ca
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -46,6 +47,7 @@ MIXING_OK = {
     torch.index_select, T.new_tensor, torch.tensor, torch.as_tensor, T.set_, T.cpu, T.cuda,
     T.pin_memory, T.backward, torch.autograd.backward, T.numpy,
     T.is_set_to,  # compares storages, computes nothing
+    torch._has_compatible_shallow_copy_type,  # Module._apply asks whether `param.data = new` may rebind: no compute
     torch._foreach_copy_,  # per-tensor copy_ across devices (ATen's slow path; the fast path needs one device)
 }
 
@@ -359,7 +361,12 @@ def _caller_in_torch() -> bool:
     torch_dir = _torch_dir()
     while frame is not None and frame.f_code.co_filename.startswith(_PORTER_CHECK):
         frame = frame.f_back
+    if frame is not None and frame.f_code.co_name == "convert" and frame.f_code.co_filename.endswith(_MODULE_PY):
+        return False  # Module.to(device)'s own convert: the device is the user's, not one C++ reported
     return frame is not None and frame.f_code.co_filename.startswith(torch_dir)
+
+
+_MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
 
 
 def _name(func: Any) -> str:
