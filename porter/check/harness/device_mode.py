@@ -200,6 +200,10 @@ class DeviceMode(TorchFunctionMode):
             with self:
                 return override.__torch_function__(func, types, args, kwargs)
 
+        if func is torch._C._nn._parse_to:
+            # Module.to's argument parser computes nothing: it hands the user's device to Module.to's
+            # convert, whose t.to(device) is placed by _to (remapped here, Module.to("cuda") read "cpu")
+            return func(*args, **kwargs)
         placed = None
         dev = kwargs.get("device")
         if dev is None and func in _device_constructors():
