@@ -52,6 +52,15 @@ BF16_CHECKS: dict[str, str] = {
     "torchtune.training.get_dtype": "torchtune/training/precision.py:113",
     "torchtune.training.precision.get_dtype": "torchtune/training/precision.py:113",
 }
+# torchtune 0.6.1 get_memory_stats (torchtune/training/memory.py:263-270) raises for a CPU device and
+# otherwise reads the memory calls of get_torch_device_namespace() (torchtune/utils/_device.py:251-264,
+# from _get_device_type_from_env, :98-114: cuda, npu, xpu, else cpu): on a Trainium host torch.cpu,
+# which has no memory_stats. The recipes call it only under their own `device.type != "cpu"` guard
+# (full_finetune_single_device.py:453, :742): the recipe's policy for a device without memory stats.
+MEMORY_STATS: dict[str, str] = {
+    "torchtune.training.get_memory_stats": "torchtune/training/memory.py:266",
+    "torchtune.training.memory.get_memory_stats": "torchtune/training/memory.py:266",
+}
 
 
 class LibraryDevices(Rule):
@@ -87,6 +96,9 @@ class LibraryDevices(Rule):
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device
           where ``D`` is a ``neuron`` device.
+        * torchtune's ``get_memory_stats(device=D)`` under the recipe's ``D.type != "cpu"`` guard:
+          the guard becomes ``D.type not in ("cpu", "neuron")`` (memory stats skipped on neuron, as
+          the recipe skips them on the CPU); a call with no such guard gets a review marker.
 
     Why:
         torchrl 0.14.1's collectors pick a sync function per device and raise "Non supported
@@ -114,7 +126,13 @@ class LibraryDevices(Rule):
         torchtune's ``get_dtype`` raises for bf16 on any non-CPU device whose bf16 support
         ``verify_bf16_support`` cannot see (``torchtune/training/precision.py:63-72,113``: CUDA,
         MPS, NPU, XPU); Trainium runs bf16 (``torch.neuron.is_bf16_supported()`` is True), and
-        the device argument gates only that check.
+        the device argument gates only that check. torchtune's ``get_memory_stats`` reads
+        ``torch.cpu.memory_stats`` on a Trainium host (its device namespace knows cuda/npu/xpu,
+        ``torchtune/utils/_device.py:98-114,251-264``; ``training/memory.py:266``) and raises
+        AttributeError, so every recipe crashes after model init; the recipes' own answer for a
+        device whose memory torchtune cannot read (the CPU) is to not log it. ``torch.neuron``
+        has ``max_memory_allocated`` but a different ``memory_stats`` schema (neuron-facts 4.x:
+        nested ``active_bytes`` dicts), so the call cannot simply be pointed at it.
 
     Before:
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
@@ -128,6 +146,8 @@ class LibraryDevices(Rule):
 
         device = torch.device(cfg.device) if cfg.device else get_available_device()
         self._dtype = training.get_dtype(cfg.dtype, device=self._device)
+        if self._device.type != "cpu":
+            memory_stats = training.get_memory_stats(device=self._device)
 
     After:
         collector = Collector(env, policy, device="cpu" if str(cfg.env.device).startswith("neuron") else cfg.env.device, storing_device="cpu" if str(cfg.train.device).startswith("neuron") else cfg.train.device)
@@ -145,6 +165,8 @@ class LibraryDevices(Rule):
 
         device = torch.device(cfg.device) if cfg.device else torch.device("neuron:0" if torch.accelerator.is_available() else "cpu")
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
+        if self._device.type not in ("cpu", "neuron"):
+            memory_stats = training.get_memory_stats(device=self._device)
 
     Safety:
         Review. Callees by qualified name (the table ``COLLECTORS``/``CHOOSERS``/``BF16_CHECKS``,
@@ -164,20 +186,24 @@ class LibraryDevices(Rule):
         read with its later value. The policy copy is a different object: code that reads the
         collector's policy between ``update_policy_weights_()`` calls sees the weights of the
         last call.
+        The memory-stats guard is found by spelling of the call's own device argument:
+        ``D.type != "cpu"`` in an enclosing ``if`` (alone or in an ``and``); on neuron the recipe
+        then logs no memory.
     """
 
     code: ClassVar[str] = "NRN116"
     name: ClassVar[str] = "library-devices"
-    summary: ClassVar[str] = "devices torchrl collectors / torchtune's bf16 check reject -> CPU; get_available_device() -> accelerator"
+    summary: ClassVar[str] = ("devices torchrl collectors / torchtune's bf16 check reject -> CPU; get_available_device() -> "
+                              "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype")
+    triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
-        COLLECTORS, CHOOSERS or BF16_CHECKS (each part of it then an identifier of the file)."""
-        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS) for name in table)
+        COLLECTORS, CHOOSERS, BF16_CHECKS or MEMORY_STATS (each part of it then an identifier of the file)."""
+        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS) for name in table)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified(node.func)
@@ -188,6 +214,8 @@ class LibraryDevices(Rule):
             self._chooser(node, next(CHOOSERS[n] for n in names if n in CHOOSERS))
         elif any(n in BF16_CHECKS for n in names):
             self._bf16_check(node, next(BF16_CHECKS[n] for n in names if n in BF16_CHECKS))
+        elif any(n in MEMORY_STATS for n in names):
+            self._memory_stats(node, next(MEMORY_STATS[n] for n in names if n in MEMORY_STATS))
 
     # ------------------------------------------------------------------ torchrl collectors
     def _collector(self, node: cst.Call, source: str) -> None:
@@ -312,6 +340,48 @@ class LibraryDevices(Rule):
                      f"torchtune's bf16 check knows no neuron device ({source}); Trainium runs bf16: checked as the CPU",
                      imports=imports)
 
+    # ------------------------------------------------------------------ torchtune get_memory_stats
+    def _memory_stats(self, node: cst.Call, source: str) -> None:
+        arg = keyword(node, "device") or positional(node, 0)
+        device = dotted(arg.value) if arg is not None else None
+        if arg is None or device is None or not self._may_be_accelerator(arg.value):
+            return
+        guard = self._cpu_guard(node, device)
+        if guard is _PORTED:
+            return  # the guard already skips neuron (a fixed point)
+        if guard is None:
+            self.mark(node, f"torchtune's get_memory_stats reads torch.cpu on Trainium ({source}: its device namespace "
+                      "knows cuda/npu/xpu only): skip it where the device is neuron")
+            return
+        self.replace(guard, cst.parse_expression(f'{device}.type not in ("cpu", "neuron")'),
+                     f"torchtune's get_memory_stats reads torch.cpu on Trainium ({source}): memory stats skipped on "
+                     "neuron, as the recipe skips them on the CPU")
+
+    def _cpu_guard(self, node: cst.Call, device: str) -> cst.BaseExpression | None:
+        """The ``DEVICE.type != "cpu"`` test of an ``if`` around ``node`` (alone or in an ``and``);
+        ``_PORTED`` when that test is already ``DEVICE.type not in ("cpu", "neuron")``."""
+        below: cst.CSTNode = node
+        for ancestor in self.ancestors(node):
+            if not isinstance(ancestor, cst.If) or below is not ancestor.body:
+                below = ancestor  # an else branch runs where the test is False: not guarded by it
+                continue
+            below = ancestor
+            tests: list[cst.BaseExpression] = [ancestor.test]
+            while tests:
+                test = tests.pop()
+                if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+                    tests += [test.left, test.right]
+                elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                      and isinstance(test.comparisons[0].operator, cst.NotEqual)
+                      and string_value(test.comparisons[0].comparator) == "cpu" and dotted(test.left) == f"{device}.type"):
+                    return test
+                elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                      and isinstance(test.comparisons[0].operator, cst.NotIn) and dotted(test.left) == f"{device}.type"
+                      and isinstance(test.comparisons[0].comparator, cst.Tuple)
+                      and {string_value(e.value) for e in test.comparisons[0].comparator.elements} >= {"cpu", "neuron"}):
+                    return _PORTED
+        return None
+
     # ------------------------------------------------------------------ values
     def _may_be_accelerator(self, value: cst.BaseExpression) -> bool:
         if isinstance(value, cst.Name):
@@ -351,6 +421,9 @@ def _moved(call: cst.CSTNode, device: cst.BaseExpression) -> cst.Call:
 def _suite_body(read: BatchRead) -> bool:
     """A loop whose body is on its own line (``for x in c: f(x)``): no statement to insert beside."""
     return isinstance(read.statement, cst.For) and not isinstance(read.statement.body, cst.IndentedBlock)
+
+
+_PORTED = cst.Name("_ported_guard")  # _cpu_guard's answer for a guard that already skips neuron
 
 
 def _with_value(value: cst.BaseExpression) -> Callable[[cst.CSTNode], cst.CSTNode]:

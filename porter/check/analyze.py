@@ -2,9 +2,11 @@
 
 Severity policy (the issue's exit-code contract):
 - error (exit 1): lowering failures outside the known-gap table, symbolic shapes, graph breaks under
-  a ``fullgraph=True`` request, recompiles after warm-up, per-step host syncs, CPU/device mixing,
+  a ``fullgraph=True`` request, recompiles after warm-up (any at step >= 2; one at step 1 unless it is
+  the warm-up below), per-step host syncs, CPU/device mixing,
   CUDA left in a port, a run in which no tensor reached the neuron device, parity mismatch;
 - warning (fails only with ``--strict``): graph breaks without ``fullgraph``, float64 on the device,
+  a region recompiled at step 1 only (at most twice, and stable in steps 2.. of a run of >= 3 steps),
   ``torch.compile`` options TorchNeuron ignores;
 - unverified (fails only with ``--strict``): graphs whose only failures are known upstream gaps.
 """
@@ -210,30 +212,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 detail=source.source_line(file, line) or None,
             )
         )
-    grad_mode_switches: dict[tuple[Any, str], int] = defaultdict(int)
-    for rec in record.get("recompiles", []):
-        after = rec.get("step", 0) >= 1
-        reason = str(rec.get("reason", ""))
-        severity = ERROR if after else INFO
-        what = "recompile after warm-up" if after else "recompile during warm-up"
-        switch = _mode_switch(reason)
-        if switch:
-            # Training <-> evaluation switch (no_grad, or model.eval() flipping `.training`): one
-            # graph per mode and region, compiled once and cached (Dynamo keeps both entries); only
-            # a second switch-driven compile of the same region is instability.
-            grad_mode_switches[(rec.get("function"), switch)] += 1
-            if grad_mode_switches[(rec.get("function"), switch)] == 1:
-                severity, what = INFO, f"evaluation graph ({switch} switch, compiled once)"
-        out.append(
-            Finding(
-                kind="recompile",
-                severity=severity,
-                message=what + f" (step {rec.get('step')}) of {rec.get('function')}: {reason}",
-                file=_rel(rec.get("file"), base),
-                line=rec.get("line"),
-                rule=RULE_STATIC_BATCH if "size" in reason else RULE_COMPILE_HAZARD,
-            )
-        )
+    out.extend(_recompile_findings(record.get("recompiles", []), int(record.get("steps") or 0), base))
 
     # -- graphs: lowering, symbolic shapes -----------------------------------------------------------
     for graph in record.get("graphs", []):
@@ -348,6 +327,64 @@ def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], 
         {"file": _rel(file, base), "line": line, "kind": kind, "reason": why, "count": n}
         for (file, line, kind, why), n in sorted(per.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
     )
+
+
+# Recompile policy. A compiled region is built at its first call (step 0). One built again at its
+# second step (step 1) and never after is warm-up: a guard on state the first call set (torchrl's
+# losses set their in_keys lazily, tensordict swaps parameters in), one extra graph compile on
+# Neuron, not a compile per step. It is a warning, and only when the run went on long enough to see
+# it stable (steps 2.. compiled that region nothing new) and it happened at most WARMUP_RECOMPILES
+# times for that region. Any recompile at step >= 2 is instability: an error.
+WARMUP_STEP = 1
+WARMUP_RECOMPILES = 2
+MIN_STEPS_STABLE = WARMUP_STEP + 2  # steps 0..2 run: step 2 is the first one that shows it stable
+
+
+def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: str) -> list[Finding]:
+    """Findings for Dynamo's recompiles under the policy above (mode switches compiled once are info)."""
+    out: list[Finding] = []
+    grad_mode_switches: dict[tuple[Any, str], int] = defaultdict(int)
+    unstable = {rec.get("function") for rec in recompiles
+                if rec.get("step", 0) > WARMUP_STEP and not _mode_switch(str(rec.get("reason", "")))}
+    at_warmup: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for rec in recompiles:
+        step, reason = rec.get("step", 0), str(rec.get("reason", ""))
+        severity = ERROR if step >= 1 else INFO
+        what = "recompile after warm-up" if step >= 1 else "recompile during warm-up"
+        switch = _mode_switch(reason)
+        if switch:
+            # Training <-> evaluation switch (no_grad, or model.eval() flipping `.training`): one
+            # graph per mode and region, compiled once and cached (Dynamo keeps both entries); only
+            # a second switch-driven compile of the same region is instability.
+            grad_mode_switches[(rec.get("function"), switch)] += 1
+            if grad_mode_switches[(rec.get("function"), switch)] == 1:
+                severity, what = INFO, f"evaluation graph ({switch} switch, compiled once)"
+        elif step == WARMUP_STEP:
+            at_warmup[rec.get("function")].append(rec)
+            continue
+        out.append(_recompile(rec, severity, what + f" (step {step}) of {rec.get('function')}: {reason}", base))
+    for function, recs in at_warmup.items():
+        n, reasons = len(recs), "; ".join(dict.fromkeys(str(r.get("reason", "")) for r in recs))
+        if function in unstable:
+            why = f"recompiled again at step >= {WARMUP_STEP + 1}: not stable"
+        elif n > WARMUP_RECOMPILES:
+            why = f"more than the warm-up bound of {WARMUP_RECOMPILES}"
+        elif steps_run < MIN_STEPS_STABLE:
+            why = f"only {steps_run} step(s) run: --steps {MIN_STEPS_STABLE} or more shows whether it is warm-up only"
+        else:
+            out.append(_recompile(recs[0], WARNING, f"recompiled {n} time(s) during warm-up (step {WARMUP_STEP}), stable "
+                                  f"after (steps {WARMUP_STEP + 1}-{steps_run - 1} compiled nothing new) of {function}: {reasons}",
+                                  base, kind="warm-up-recompile", count=n))
+            continue
+        out.extend(_recompile(r, ERROR, f"recompile after warm-up (step {WARMUP_STEP}; {why}) of {function}: "
+                              f"{r.get('reason', '')}", base) for r in recs)
+    return out
+
+
+def _recompile(rec: dict[str, Any], severity: str, message: str, base: str, kind: str = "recompile", count: int = 1) -> Finding:
+    reason = str(rec.get("reason", ""))
+    return Finding(kind=kind, severity=severity, message=message, file=_rel(rec.get("file"), base), line=rec.get("line"),
+                   rule=RULE_STATIC_BATCH if "size" in reason else RULE_COMPILE_HAZARD, count=count)
 
 
 # A guard failure on a module's `training` flag only (Dynamo's text: "0/0: self._modules['x'].training

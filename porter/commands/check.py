@@ -31,13 +31,20 @@ Exit codes:
   0  compiled (and, with --against, matched); "not verified" graphs (known upstream
      torch-mlir gaps) are listed but do not fail unless --strict
   1  findings fail the check: lowering failures outside the known-gap table, symbolic shapes,
-     graph breaks under fullgraph=True, recompiles after warm-up, per-step host syncs
+     graph breaks under fullgraph=True, recompiles after warm-up (see Recompiles), per-step host syncs
      (a `# porter: NRN6xx` marker excuses one only when it says the sync is deliberate:
      control flow, a logging interval), CPU/neuron mixing, CUDA left in the port, no tensor
      on the neuron device, nothing compiled (unless --allow-eager), parity mismatch or a
      parity pass with no verdict, GradScaler with a fused optimizer
   2  the script crashed (traceback shown, mapped to its line) or timed out; bad usage
 
+\b
+Recompiles: a region compiled again at step 1 only (a guard on state its first call set, such as a
+lazily set attribute) is warm-up: one extra graph compile on Neuron, not one per step. It is a
+warning (fails only with --strict) when the run shows it stable (at least 3 steps, nothing new
+compiled for that region in steps 2..) and it happened at most twice; otherwise, and at any step
+>= 2, a recompile fails the check. The report says which (JSON kind "warm-up-recompile" or
+"recompile").
 \b
 Steps: counted by optimizer.step(); a script that makes no optimizer (hand-written updates)
 is counted by backward() calls. The report says which.

@@ -50,6 +50,41 @@ def test_shape_change_at_step_3_is_a_recompile_after_warmup() -> None:
     assert len(region["shapes"]) == 2  # batch 4 and batch 3: two compiles on Neuron
 
 
+def test_warmup_only_recompile_at_step_1_is_a_warning_that_passes() -> None:
+    """A guard on state the first call set (a lazily set `_in_keys`): one recompile at step 1, none
+    in steps 2-3: one extra graph compile on Neuron, reported, not failed."""
+    code, report = check("warmup_recompile.py", "--steps", "4")
+    assert code == 0, report["findings"]
+    assert findings(report, "recompile") == []
+    (warm,) = findings(report, "warm-up-recompile")
+    assert warm["severity"] == "warning" and warm["count"] == 1 and warm["file"] == "warmup_recompile.py"
+    assert warm["message"].startswith("recompiled 1 time(s) during warm-up (step 1), stable after (steps 2-3")
+    assert "_in_keys is None" in warm["message"]
+
+
+def test_per_step_recompile_fails_from_step_1_on() -> None:
+    code, report = check("warmup_recompile.py", "--steps", "4", "--", "--per-step")
+    assert code == 1
+    assert findings(report, "warm-up-recompile") == []
+    errors = findings(report, "recompile")
+    assert sorted(int(f["message"].split("(step ")[1][0]) for f in errors) == [1, 2, 3]
+    assert all(f["severity"] == "error" and "scale ==" in f["message"] for f in errors)
+    assert any("recompiled again at step >= 2: not stable" in f["message"] for f in errors)
+
+
+def test_fused_adamw_state_made_while_dynamo_traces_is_on_the_device() -> None:
+    code, report = check("fused_adamw_compiled.py", "--steps", "3")
+    assert findings(report, "device-mixing") == [], findings(report, "device-mixing")
+    assert code == 0, [f for f in report["findings"] if f["severity"] == "error"]
+    assert report["steps_run"] == 3
+
+
+def test_model_built_under_a_device_context_is_on_the_device() -> None:
+    code, report = check("device_context_model.py", "--steps", "3")
+    assert findings(report, "device-mixing") == [], findings(report, "device-mixing")
+    assert code == 0, [f for f in report["findings"] if f["severity"] == "error"]
+
+
 def test_data_dependent_branch_is_a_graph_break_under_fullgraph() -> None:
     code, report = check("graph_break.py", "--steps", "3")
     assert code == 2  # fullgraph=True is honoured: Dynamo raises at the break, as on the device

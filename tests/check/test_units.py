@@ -128,3 +128,23 @@ def test_first_train_eval_flag_compile_is_not_a_recompile_failure() -> None:
     # a size guard next to the flag is not a mode switch
     mixed = {"reached_device": True, "recompiles": [rec(1, "0/0: L['self'].training == True; tensor 'x' size mismatch")]}
     assert [f.severity for f in analyze.findings_of(mixed, "/x/train.py")] == ["error"]
+
+
+def _recompile_at(step: int, function: str = "update at /x/train.py:9") -> dict:
+    return {"function": function, "file": "/x/train.py", "line": 9, "reason": "0/0: L['self']._in_keys is None", "step": step}
+
+
+def test_step_1_recompile_is_warmup_only_when_the_run_shows_it_stable() -> None:
+    def kinds(recompiles: list[dict], steps: int) -> list[tuple[str, str]]:
+        record = {"reached_device": True, "steps": steps, "recompiles": recompiles}
+        return [(f.kind, f.severity) for f in analyze.findings_of(record, "/x/train.py")]
+
+    assert kinds([_recompile_at(1)], 3) == [("warm-up-recompile", "warning")]
+    # too few steps to see step 2: not known to be stable
+    assert kinds([_recompile_at(1)], 2) == [("recompile", "error")]
+    # more than the bound at step 1, for one region
+    assert kinds([_recompile_at(1)] * (analyze.WARMUP_RECOMPILES + 1), 4) == [("recompile", "error")] * 3
+    # two regions each within the bound; a recompile at step 2 of one makes only that one unstable
+    other = "loss at /x/train.py:20"
+    assert sorted(kinds([_recompile_at(1), _recompile_at(1, other), _recompile_at(2, other)], 4)) == [
+        ("recompile", "error"), ("recompile", "error"), ("warm-up-recompile", "warning")]

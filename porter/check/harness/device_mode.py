@@ -10,6 +10,7 @@ CPU/device mixing, CUDA uses in a port, and the loss each ``.backward()`` was ca
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from types import FrameType
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import torch
 from torch.nn.parameter import is_lazy
 from torch.overrides import TorchFunctionMode
+from torch.utils._device import _device_constructors
 
 from porter.check.harness import neuron_module
 from porter.check.harness.state import STATE, backward_done, quiet, user_location, user_stack
@@ -45,6 +47,7 @@ MIXING_OK = {
     torch.index_select, T.new_tensor, torch.tensor, torch.as_tensor, T.set_, T.cpu, T.cuda,
     T.pin_memory, T.backward, torch.autograd.backward, T.numpy,
     T.is_set_to,  # compares storages, computes nothing
+    torch._has_compatible_shallow_copy_type,  # Module._apply asks whether `param.data = new` may rebind: no compute
     torch._foreach_copy_,  # per-tensor copy_ across devices (ATen's slow path; the fast path needs one device)
 }
 
@@ -197,8 +200,17 @@ class DeviceMode(TorchFunctionMode):
             with self:
                 return override.__torch_function__(func, types, args, kwargs)
 
+        if func is torch._C._nn._parse_to:
+            # Module.to's argument parser computes nothing: it hands the user's device to Module.to's
+            # convert, whose t.to(device) is placed by _to (remapped here, Module.to("cuda") read "cpu")
+            return func(*args, **kwargs)
         placed = None
         dev = kwargs.get("device")
+        if dev is None and func in _device_constructors():
+            # `with torch.device("neuron"):` / set_default_device: torch's DeviceContext sits at the
+            # bottom of the mode stack (torch/utils/_device.py), so it would add the device after
+            # this mode passed: the factory is placed on the context's device here instead
+            dev = torch.utils._device.CURRENT_DEVICE
         if dev is not None:
             requested = self._kind(dev)
             if requested not in (None, "cpu", "meta"):
@@ -353,7 +365,12 @@ def _caller_in_torch() -> bool:
     torch_dir = _torch_dir()
     while frame is not None and frame.f_code.co_filename.startswith(_PORTER_CHECK):
         frame = frame.f_back
+    if frame is not None and frame.f_code.co_name == "convert" and frame.f_code.co_filename.endswith(_MODULE_PY):
+        return False  # Module.to(device)'s own convert: the device is the user's, not one C++ reported
     return frame is not None and frame.f_code.co_filename.startswith(torch_dir)
+
+
+_MODULE_PY = os.path.join("torch", "nn", "modules", "module.py")
 
 
 def _name(func: Any) -> str:

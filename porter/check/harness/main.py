@@ -80,6 +80,8 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     patches.patch_device_mesh("neuron")
     patches.patch_accelerator("neuron")
     patches.patch_vmap()
+    patches.patch_optimizer_state()
+    patches.patch_parameters()
     patches.record_cuda_namespace()
     if semantic:
         patches.disable_dropout()
@@ -111,6 +113,8 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_device_mesh("cuda")
     patches.patch_accelerator("cuda")
     patches.patch_vmap()
+    patches.patch_optimizer_state()
+    patches.patch_parameters()
     if semantic:
         patches.disable_dropout()
     return DeviceMode("cuda")

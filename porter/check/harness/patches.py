@@ -10,7 +10,9 @@ Each function here changes one torch entry point in the subprocess only, for one
   emulated device are CPU meshes (FSDP2, DTensor);
 - ``torch.accelerator`` answers for the emulated device; ``Module.to(0)`` names it in an original;
 - ``torch.cuda.*`` is emulated for an original, and recorded as a finding in a port;
-- dropout is an identity in the semantic pass (compiled graphs draw random numbers differently).
+- dropout is an identity in the semantic pass (compiled graphs draw random numbers differently);
+- optimizer state made by ``_init_group`` is on its parameter's emulated device (as ``zeros_like(p)`` is);
+  an ``nn.Parameter`` is on its data's emulated device.
 """
 
 from __future__ import annotations
@@ -555,3 +557,58 @@ def patch_vmap() -> None:
 
     torch.vmap = vmap  # type: ignore[assignment]
     torch.func.vmap = vmap  # type: ignore[assignment]
+
+
+def patch_optimizer_state() -> None:
+    """The state an optimizer's ``_init_group`` makes is on its parameter's emulated device.
+
+    Under ``torch.compile`` Dynamo runs ``_init_group`` itself, eagerly, while it traces the step
+    (torch/_dynamo/variables/optimizer.py, ``OptimizerVariable.call_method``), outside the device
+    mode: ``exp_avg = zeros_like(p)`` came back an untagged CPU tensor, and a fused AdamW step read
+    as CPU/neuron mixing. On a device, ``zeros_like(p)`` is on ``p``'s device; so is ``step`` when
+    the group is fused or capturable (otherwise torch keeps it a CPU scalar on purpose, torch/optim/adam.py).
+    """
+    from porter.check.harness.device_mode import dev_of, tag
+
+    def wrap(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def _init_group(self: torch.optim.Optimizer, group: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+            out = original(self, group, *args, **kwargs)
+            on_device = bool(group.get("fused") or group.get("capturable"))
+            for param in group["params"]:
+                dev = dev_of(param)
+                if dev is None:
+                    continue
+                for name, value in self.state.get(param, {}).items():
+                    if (isinstance(value, torch.Tensor) and dev_of(value) is None and value.device == param.device
+                            and (name != "step" or on_device)):
+                        tag(value, dev)
+            return out
+
+        return _init_group
+
+    for cls in vars(torch.optim).values():
+        if isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer) and "_init_group" in vars(cls):
+            cls._init_group = wrap(cls._init_group)  # type: ignore[attr-defined]
+
+
+def patch_parameters() -> None:
+    """``nn.Parameter(data)`` is on ``data``'s emulated device.
+
+    ``Parameter.__new__`` makes a new tensor object (``Tensor._make_subclass``) in C++, which drops
+    the emulated device's tag: a module built on the device (``with torch.device("neuron"):`` as
+    torchtune's recipes build their model, or ``nn.Linear(..., device=...)``) had CPU weights and
+    its first forward read as CPU/neuron mixing. On a device, the parameter is its data's storage.
+    """
+    from porter.check.harness.device_mode import dev_of, tag
+
+    original = torch.nn.Parameter.__new__
+
+    def __new__(cls: type, data: torch.Tensor | None = None, requires_grad: bool = True) -> Any:
+        out: Any = original(cls, data, requires_grad)
+        dev = dev_of(data) if isinstance(data, torch.Tensor) else None
+        if dev is not None and dev_of(out) is None:
+            tag(out, dev)
+        return out
+
+    torch.nn.Parameter.__new__ = staticmethod(__new__)  # type: ignore[method-assign,assignment]
