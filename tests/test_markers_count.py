@@ -11,8 +11,8 @@ import pytest
 
 from porter.cli import main
 from porter.engine.core import port_source
-from porter.engine.results import Success
 from porter.engine.markers import marker_comments
+from porter.engine.results import Success
 from porter.reports.markers import file_markers
 from tests.fixture_harness import FIXTURES, Case, options_for
 from tests.test_reports import _schema

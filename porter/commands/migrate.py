@@ -19,8 +19,8 @@ from click.core import ParameterSource
 from porter.engine.changes import Change, Safety
 from porter.engine.options import DEFAULT_LOG_INTERVAL, DEFAULT_MAX_FILE_SIZE
 from porter.engine.results import Failure, FileResult, Success
-from porter.reports.progress import Progress
 from porter.reports.markers import MarkerTally
+from porter.reports.progress import Progress
 from porter.reports.render import change_line, colour_diff, finding_line, findings_of, statistics, summary, verifier_summary
 from porter.run.batch import WorkerError
 from porter.run.migrate import SETTING_FLAGS, FileOutcome, MigrateError, Migration, options_from_flags, sigterm_as_interrupt
