@@ -21,6 +21,7 @@ from porter.rules._tables.compile import (
     COMPILE_KEYWORDS,
     COMPILE_SWITCH,
     FIXED_PADDING,
+    PARAM_SWAPPING_MODULES,
     TEXT_PREPROCESS_CALLS,
     TEXT_WORDS,
     TOKENIZE_CALLS,
@@ -265,7 +266,28 @@ class CompileInsert(Rule):
         done.add(key)
         if self._accelerate_route(module, site):
             return
+        swapping = self._swaps_parameters(site)
+        if swapping is not None:
+            self.mark(
+                site.anchor,
+                f"not compiled: {site.name} is a library module whose forward swaps its parameters in per call ({swapping}): "
+                "compiled, it recompiles at every step on those tensors' identity guards; compile the networks it calls instead",
+                code="NRN413",
+            )
+            return
         self._insert(module, site)
+
+    def _swaps_parameters(self, site: _Site) -> str | None:
+        """Why the module ``site`` compiles is built by a library class that swaps parameters per call."""
+        builder = site.builder
+        while isinstance(builder, cst.Call) and isinstance(builder.func, cst.Attribute) and method_name(builder) in {"to", "cuda"}:
+            builder = builder.func.value  # Loss(...).to(device)
+        if not isinstance(builder, cst.Call):
+            return None
+        for prefix, why in PARAM_SWAPPING_MODULES:
+            if self.matches_prefix(builder.func, prefix):
+                return why
+        return None
 
     def _step_loop_holding(self, statement: cst.BaseStatement) -> cst.For | cst.While | None:
         """The outermost loop around ``statement`` (in its function) whose body calls ``.backward()``."""

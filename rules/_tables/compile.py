@@ -101,3 +101,12 @@ TOKENIZE_CALLS: frozenset[str] = frozenset({"tokenize", "tokenizer", "encode_plu
 TEXT_PREPROCESS_CALLS: frozenset[str] = frozenset({"preprocess"})
 TEXT_WORDS = ("text", "sentence")
 FIXED_PADDING = "max_length"
+
+# Library modules whose forward swaps parameters in per call (tensordict's functional parameters:
+# torchrl's loss modules call their actor/critic through ``_param_td`` views): a compiled instance
+# recompiles on the swapped tensors' identity guards at every step (the check on the corpus:
+# torchrl ``multiagent/mappo_ippo.py``, ``ClipPPOLoss``, recompiles at steps 1 and 2 at
+# tensordict/nn/probabilistic.py:1910, "_param_td got deallocated"). Qualified-name prefixes.
+PARAM_SWAPPING_MODULES: tuple[tuple[str, str], ...] = (
+    ("torchrl.objectives.", "torchrl's loss modules call their networks with swapped-in functional parameters (tensordict)"),
+)
