@@ -422,6 +422,8 @@ class DeviceStrings(Rule):
             return False
         if self.matches_prefix(call.func, "torch.cuda.") or self.matches_prefix(call.func, "torch.accelerator."):
             return True  # a device call: it fails without an accelerator in the original too
+        if self.matches(call.func, *_AUTOCAST):
+            return True  # NRN201 writes the autocast's device in the same pass (one form, composed)
         if arg.keyword is not None:
             return arg.keyword.value == "device" and not self.matches(call.func, "torch.device")
         return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional(call, 0) is arg
