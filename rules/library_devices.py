@@ -11,6 +11,7 @@ from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._lib.collectors import (
     BatchRead,
     PolicySyncs,
@@ -346,6 +347,8 @@ class LibraryDevices(Rule):
         device = dotted(arg.value) if arg is not None else None
         if arg is None or device is None or not self._may_be_accelerator(arg.value):
             return
+        if in_kept_cuda_branch(self, node):
+            return  # under a `device.type == "cuda"` guard the port keeps: never reached on neuron
         guard = self._cpu_guard(node, device)
         if guard is _PORTED:
             return  # the guard already skips neuron (a fixed point)

@@ -171,7 +171,12 @@ def _conjuncts(test: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
 # CUDA-only libraries of ``rules/_tables/cuda_only.py`` and ``torch.cuda`` names without a Neuron
 # counterpart.
 _CUDA_ONLY_PREFIXES = ("torch.utils._triton", "torch._inductor", "triton")
-_CUDA_ONLY_NAMES = frozenset({"torch.channels_last", "torch.channels_last_3d", *DATA_PARALLEL})
+# torchtune's get_memory_stats reads torch.cpu for a neuron device (torchtune/training/memory.py:266,
+# its device namespace knows cuda/npu/xpu/mps): a `device.type == "cuda"` guard around it stays.
+_CUDA_ONLY_NAMES = frozenset({
+    "torch.channels_last", "torch.channels_last_3d", *DATA_PARALLEL,
+    "torchtune.training.get_memory_stats", "torchtune.training.memory.get_memory_stats",
+})
 _CUDA_PREFIX = "torch.cuda."
 
 
