@@ -400,3 +400,15 @@ def test_cuda_as_the_cpu_host_default_of_the_present_accelerator_is_not_a_findin
     assert _verify(kept) == []
     other = 'import torch\nscaler = torch.amp.GradScaler(getattr(config, "device", "cuda"))\n'
     assert _verify(other) == [(2, "cuda-only", "NRN101")]
+
+
+def test_a_profiler_activity_marker_covers_its_cuda_activity() -> None:
+    """NRN111 marks activities=["cpu", "cuda"] (a profiler activity, not a device): the verifier
+    does not count that "cuda" as a device left unmarked (torchrl's dreamer, the corpus run)."""
+    source = (
+        "import torch\n"
+        '# porter: NRN111 the profiler activity "cuda" records nothing on Neuron\n'
+        'collector.enable_profile(activities=["cpu", "cuda"] if cfg.profile_cuda else ["cpu"])\n'
+        'dev = torch.device("cuda")\n'  # 4: a device, still found
+    )
+    assert _verify(source) == [(4, "cuda-only", "NRN101")]

@@ -106,6 +106,8 @@ MARKER_COVERS: dict[str, frozenset[str]] = {
     "NRN108": frozenset({"NRN103"}),
     # DataParallel left for DDP: its device_ids=range(torch.cuda.device_count()) go with it
     "NRN109": frozenset({"NRN103"}),
+    # a profiler's activities=["cpu", "cuda"]: the "cuda" there is an activity, not a device value
+    "NRN111": frozenset({"NRN101"}),
     # the environment rule's two codes name the same kind of value (a CUDA/NCCL setting)
     "NRN114": frozenset({"NRN303"}),
     "NRN303": frozenset({"NRN114"}),
