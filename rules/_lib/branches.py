@@ -321,10 +321,6 @@ def _local_definitions(rule: Rule) -> dict[str, cst.FunctionDef | cst.ClassDef]:
     }
 
 
-def _builds_cuda_only(rule: Rule, node: cst.CSTNode, definitions: dict[str, cst.FunctionDef | cst.ClassDef]) -> bool:
-    return local_cuda_only_use(rule, node, definitions) is not None
-
-
 def local_cuda_only_use(
     rule: Rule, node: cst.CSTNode, definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
 ) -> tuple[str, str] | None:
@@ -442,15 +438,15 @@ class CudaOnlyBranches(FileAnalysis):
             if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
                 continue
             sides = _cuda_side(rule, node)
-            if sides is not None and any(cuda_only_name(rule, inner) is not None for side in sides for inner in index.walk(side)):
+            if sides is not None:
+                inner_nodes = [inner for side in sides for inner in index.walk(side)]
+                if not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
+                    definitions = _local_definitions(rule) if definitions is None else definitions
+                    if not any(local_cuda_only_use(rule, inner, definitions) is not None for inner in inner_nodes):
+                        continue
                 tests.add(id(node))
                 branches.update(id(side) for side in sides)
-            elif sides is not None:
-                definitions = _local_definitions(rule) if definitions is None else definitions
-                if any(_builds_cuda_only(rule, inner, definitions) for side in sides for inner in index.walk(side)):
-                    tests.add(id(node))
-                    branches.update(id(side) for side in sides)
-            elif sides is None and _calls_availability(rule, node.test):
+            elif _calls_availability(rule, node.test):
                 local = _local_functions(rule) if local is None else local
                 if _only_vendor_calls(rule, true_branch(node), local) or _only_cuda_only(rule, true_branch(node)):
                     tests.add(id(node))
