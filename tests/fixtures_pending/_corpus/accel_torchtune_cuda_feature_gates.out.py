@@ -16,16 +16,12 @@ class DistributedRecipe:
         self._device = utils.get_device(device=cfg.device)
         self._log_peak_memory_stats = cfg.get("log_peak_memory_stats", False)
         if self._log_peak_memory_stats and self._device.type != "cuda":
-            log.info(
-                "log_peak_memory_stats was set to True, however, training does not use cuda. Setting log_peak_memory_stats=False."
-            )
+            log.info("peak memory stats are collected on CUDA only: log_peak_memory_stats turned off")
             self._log_peak_memory_stats = False
         self._enable_activation_offloading = cfg.get("enable_activation_offloading", False)
         if self._enable_activation_offloading:
             if self._device.type != "cuda":
-                raise RuntimeError(
-                    "enable_activation_offloading should only be True when training on CUDA"
-                )
+                raise RuntimeError("activation offloading needs a CUDA device")
 
     def setup(self, model):
         self._model = model.to(self._device)
