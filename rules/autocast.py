@@ -98,8 +98,10 @@ class AutocastBf16(Rule):
         that may hold a value from outside (``amp_dtype = cfg.amp_dtype``, a parameter) gets an
         NRN202 marker and keeps a GradScaler (NRN206), so no pass leaves float16 unscaled. A bare reference
         rewritten to ``partial(torch.autocast, device_type=..., dtype=...)`` breaks callers that
-        pass ``enabled`` positionally (rare). ``--style accelerator`` code needs an accelerator:
-        ``current_accelerator()`` is None on a CPU-only machine.
+        pass ``enabled`` positionally (rare). ``--style accelerator`` writes
+        ``getattr(torch.accelerator.current_accelerator(), "type", "cuda")``: on a CPU-only host
+        ``current_accelerator()`` is None and the autocast stays CUDA's, which disables itself
+        there as the original did (an import-time autocast's guarded form gives "cpu").
     """
 
     code: ClassVar[str] = "NRN201"
@@ -221,7 +223,9 @@ class AutocastBf16(Rule):
 
     def _device_expr(self, alias: str, quote: str, import_time: bool = False) -> cst.BaseExpression:
         if self.options.style == "accelerator":
-            device = ACCELERATOR_DEVICE_TYPE.replace("torch.", f"{alias}.", 1)
+            # current_accelerator() is None on a CPU-only host: "cuda" there, as the original had
+            # (its CUDA autocast only disabled itself); a guarded import-time form may be short.
+            device = (ACCELERATOR_DEVICE_TYPE if import_time else ACCELERATOR_TYPE_OR_CUDA).replace("torch.", f"{alias}.", 1)
         else:
             device = f"{quote}neuron{quote}"
         if import_time:
@@ -283,11 +287,9 @@ class AutocastBf16(Rule):
             if isinstance(call, cst.Call) and self.qualified(call.func) & PARTIAL and call.args and call.args[0] is parent:
                 return  # handled as a partial
         if self.options.style == "accelerator":
-            # A module-level reference is built at import time, where current_accelerator() is
-            # None on a CPU-only host: "cuda" there, as before (autocast then disables itself).
-            at_import = enclosing_function(self, node) is None
-            kind = ACCELERATOR_TYPE_OR_CUDA if at_import else ACCELERATOR_DEVICE_TYPE
-            device = kind.replace("torch.", f"{self._torch or 'torch'}.", 1)
+            # current_accelerator() is None on a CPU-only host: "cuda" there, as before (autocast
+            # then disables itself), at import time and in a function alike.
+            device = ACCELERATOR_TYPE_OR_CUDA.replace("torch.", f"{self._torch or 'torch'}.", 1)
         else:
             device = '"neuron"'
         partial, imports = self._partial_name()

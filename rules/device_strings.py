@@ -135,7 +135,10 @@ class DeviceStrings(Rule):
         Neuron counterpart, Triton/Inductor, ``channels_last``, ``DataParallel``, CUDA/NCCL
         environment variables, the CUDA-only libraries: ``rules/_lib/branches.py``) is kept with its
         branch: the old meaning, "skip it off CUDA", is already right on Neuron, and a ported test
-        would run that code there. Two device strings are kept with a review marker: one on a
+        would run that code there. So is a feature gate (``if flag and device.type != "cuda":
+        flag = False`` or ``raise``) of a flag that turns on CUDA-only code elsewhere in the file
+        (torchtune's peak-memory stats, its CUDA-stream activation offloading): the feature stays
+        off, or refused, where it cannot run. Two device strings are kept with a review marker: one on a
         line whose comment ties it to CUDA (``# the simulator always binds to CUDA``: a CUDA-only
         component outside the file), and the ``"cuda"`` a file assigns when the user's device name
         is ``"gpu"`` (the user's explicit choice of the CUDA device class). A device string in a
@@ -395,7 +398,7 @@ class DeviceStrings(Rule):
                 imports=imports,
             )
             return
-        if not self._used_where_cuda_fails(node) and not under_availability_test(self, node):
+        if self._autocast_device(node) or (not self._used_where_cuda_fails(node) and not under_availability_test(self, node)):
             # A device value that is only stored, listed or returned is evaluated on every host:
             # on a CPU-only one current_accelerator() is None, where the original's "cuda" is kept
             # (a benchmark's device list, accelerator round 3; the original ran there).
@@ -413,6 +416,13 @@ class DeviceStrings(Rule):
             imports=imports,
         )
 
+    def _autocast_device(self, node: cst.BaseExpression) -> bool:
+        """``node`` is an autocast's device. NRN201 writes it in the same pass (one form, composed):
+        the long one, guarded or not, since CUDA's autocast only disabled itself on a CPU-only host."""
+        arg = self.parent(node)
+        call = self.parent(arg) if isinstance(arg, cst.Arg) else None
+        return isinstance(call, cst.Call) and self.matches(call.func, *_AUTOCAST)
+
     def _used_where_cuda_fails(self, node: cst.BaseExpression) -> bool:
         """``node`` is the device of a move or an allocation (``x.to("cuda")``, ``torch.zeros(n,
         device="cuda")``), which fails on a CPU-only host in the original too: the short form."""
@@ -423,7 +433,7 @@ class DeviceStrings(Rule):
         if self.matches_prefix(call.func, "torch.cuda.") or self.matches_prefix(call.func, "torch.accelerator."):
             return True  # a device call: it fails without an accelerator in the original too
         if self.matches(call.func, *_AUTOCAST):
-            return True  # NRN201 writes the autocast's device in the same pass (one form, composed)
+            return False  # see _autocast_device
         if arg.keyword is not None:
             return arg.keyword.value == "device" and not self.matches(call.func, "torch.device")
         return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional(call, 0) is arg

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 
@@ -24,6 +24,7 @@ from porter.rules._lib.collectors import (
 )
 from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 from porter.rules._lib.tree import enclosing_function
 
 # Library callees, what they accept, and where their source says so (the versions of the corpus).
@@ -99,7 +100,10 @@ class LibraryDevices(Rule):
           where ``D`` is a ``neuron`` device.
         * torchtune's ``get_memory_stats(device=D)`` under the recipe's ``D.type != "cpu"`` guard:
           the guard becomes ``D.type not in ("cpu", "neuron")`` (memory stats skipped on neuron, as
-          the recipe skips them on the CPU); a call with no such guard gets a review marker.
+          the recipe skips them on the CPU). A call with no such guard (the distributed recipes)
+          runs only where ``D.type != "neuron"``: added to the ``if flag:`` whose whole body it is,
+          or an ``if`` around it and the statements right after it that read what it assigned;
+          a review marker where a later statement reads those names.
 
     Why:
         torchrl 0.14.1's collectors pick a sync function per device and raise "Non supported
@@ -188,8 +192,9 @@ class LibraryDevices(Rule):
         collector's policy between ``update_policy_weights_()`` calls sees the weights of the
         last call.
         The memory-stats guard is found by spelling of the call's own device argument:
-        ``D.type != "cpu"`` in an enclosing ``if`` (alone or in an ``and``); on neuron the recipe
-        then logs no memory.
+        ``D.type != "cpu"`` (or the port's ``D.type != "neuron"``) in an enclosing ``if`` (alone or
+        in an ``and``); on neuron the recipe then logs no memory. The statements wrapped with the
+        call are those right after it that name what it assigned (a bare name anywhere in them).
     """
 
     code: ClassVar[str] = "NRN116"
@@ -353,12 +358,52 @@ class LibraryDevices(Rule):
         if guard is _PORTED:
             return  # the guard already skips neuron (a fixed point)
         if guard is None:
-            self.mark(node, f"torchtune's get_memory_stats reads torch.cpu on Trainium ({source}: its device namespace "
-                      "knows cuda/npu/xpu only): skip it where the device is neuron")
+            if not self._skip_on_neuron(node, device, source):
+                self.mark(node, f"torchtune's get_memory_stats reads torch.cpu on Trainium ({source}: its device namespace "
+                          "knows cuda/npu/xpu only): skip it where the device is neuron")
             return
         self.replace(guard, cst.parse_expression(f'{device}.type not in ("cpu", "neuron")'),
                      f"torchtune's get_memory_stats reads torch.cpu on Trainium ({source}): memory stats skipped on "
                      "neuron, as the recipe skips them on the CPU")
+
+    def _skip_on_neuron(self, node: cst.Call, device: str, source: str) -> bool:
+        """A call with no device guard (torchtune's distributed recipes: they never run on the
+        CPU): the statement that makes it, with the statements right after it that read what it
+        assigned (``memory_stats = get_memory_stats(...)`` then ``log_memory_stats(memory_stats)``),
+        runs only where ``D.type != "neuron"``: an ``if`` whose whole body they are gets the test
+        added (``if flag and D.type != "neuron":``), else they are wrapped in one. Exact on every
+        host but Trainium, where the stats cannot be read. False (a marker instead) where a later
+        statement of the block, or a non-simple statement, reads the assigned names."""
+        line = self.statement_of(node)
+        block = self.parent(line)
+        if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, cst.IndentedBlock):
+            return False
+        held = {t.target.value for small in line.body if isinstance(small, cst.Assign)
+                for t in small.targets if isinstance(t.target, cst.Name)}
+        position = next(i for i, statement in enumerate(block.body) if statement is line)
+        run: list[cst.BaseStatement] = [line]
+        rest = list(block.body[position + 1:])
+        while held and rest and isinstance(rest[0], cst.SimpleStatementLine) and _reads(self, rest[0], held):
+            run.append(rest.pop(0))
+        if held and any(_reads(self, statement, held) for statement in rest):
+            return False
+        test = f'{device}.type != "neuron"'
+        message = (f"torchtune's get_memory_stats reads torch.cpu on Trainium ({source}): memory stats skipped "
+                   "where the device is neuron")
+        owner = self.parent(block)
+        if isinstance(owner, cst.If) and owner.body is block and len(run) == len(block.body):
+            self.replace(owner.test, lambda updated: _and(cast(cst.BaseExpression, updated), test), message)
+            return True
+
+        def wrap(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.SimpleStatementLine)
+            body = [updated.with_changes(leading_lines=[]), *(s.with_changes(leading_lines=[]) for s in run[1:])]
+            return cst.If(test=cst.parse_expression(test), body=cst.IndentedBlock(body=body), leading_lines=updated.leading_lines)
+
+        self.replace(line, wrap, message)
+        for statement in run[1:]:
+            self.remove_statement(statement, None)
+        return True
 
     def _cpu_guard(self, node: cst.Call, device: str) -> cst.BaseExpression | None:
         """The ``DEVICE.type != "cpu"`` test of an ``if`` around ``node`` (alone or in an ``and``);
@@ -378,6 +423,10 @@ class LibraryDevices(Rule):
                       and isinstance(test.comparisons[0].operator, cst.NotEqual)
                       and string_value(test.comparisons[0].comparator) == "cpu" and dotted(test.left) == f"{device}.type"):
                     return test
+                elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
+                      and isinstance(test.comparisons[0].operator, cst.NotEqual)
+                      and string_value(test.comparisons[0].comparator) == "neuron" and dotted(test.left) == f"{device}.type"):
+                    return _PORTED  # the guard _skip_on_neuron writes
                 elif (isinstance(test, cst.Comparison) and len(test.comparisons) == 1
                       and isinstance(test.comparisons[0].operator, cst.NotIn) and dotted(test.left) == f"{device}.type"
                       and isinstance(test.comparisons[0].comparator, cst.Tuple)
@@ -408,6 +457,19 @@ class LibraryDevices(Rule):
             ported = accelerator_string(value, torch) if self.options.style == "accelerator" else neuron_string(value)
             return self.context.module.code_for_node(ported)
         return self.context.module.code_for_node(value)
+
+
+def _reads(rule: Rule, statement: cst.CSTNode, names: set[str]) -> bool:
+    """``statement`` reads one of ``names`` (a bare name anywhere in it)."""
+    return any(isinstance(inner, cst.Name) and inner.value in names for inner in child_index(rule).walk(statement))
+
+
+def _and(test: cst.BaseExpression, extra: str) -> cst.BaseExpression:
+    """``test and extra``, ``test`` parenthesised where ``and`` would bind into it."""
+    if isinstance(test, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.NamedExpr)) and not test.lpar:
+        if not (isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And)):
+            test = test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return cst.BooleanOperation(left=test, operator=cst.And(), right=cst.parse_expression(extra))
 
 
 def _body(loop: cst.For) -> Sequence[cst.BaseStatement]:

@@ -192,3 +192,44 @@ def test_fork_rng_default_device_needs_no_port() -> None:
     assert "torch.accelerator.current_accelerator()" in source
     with torch.random.fork_rng(devices=[], enabled=True):  # the CPU run of the original: fine
         torch.rand(1)
+
+
+_STEP_WITH_AUTOCAST = '''\
+import torch
+
+def step(model, x, use_amp=True):
+    with torch.cuda.amp.autocast(enabled=use_amp):
+        a = model(x).sum()
+    with torch.autocast("cuda", dtype=torch.float16):
+        b = model(x).sum()
+    if torch.cuda.is_available():
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            b = b + model(x).sum()
+    return a + b
+'''
+
+
+def test_accelerator_autocast_in_a_step_runs_on_a_cpu_host() -> None:
+    """The sweep above only imports files; an autocast runs in the step. The original's CUDA
+    autocast only disables itself (a warning) on a CPU-only host, so ``--style accelerator``'s
+    device type must not be ``current_accelerator().type`` (None there): the step still runs."""
+    import warnings
+
+    import torch
+
+    if torch.accelerator.current_accelerator() is not None:
+        pytest.skip("needs a host with no accelerator")
+    result = port_source(_STEP_WITH_AUTOCAST.encode(), "step.py", Options(style="accelerator"))
+    assert isinstance(result, Success)
+    code = [line for line in result.new.decode().splitlines() if not line.lstrip().startswith("#")]
+    assert not [line for line in code if "current_accelerator().type" in line]  # the short form raises here
+    model = torch.nn.Linear(2, 1)
+    x = torch.ones(3, 2)
+    losses = []
+    for source in (_STEP_WITH_AUTOCAST, result.new.decode()):
+        namespace: dict[str, object] = {}
+        exec(compile(source, "step.py", "exec"), namespace)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            losses.append(namespace["step"](model, x))  # type: ignore[operator]
+    assert torch.equal(losses[0], losses[1])

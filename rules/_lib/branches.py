@@ -178,6 +178,14 @@ _CUDA_ONLY_NAMES = frozenset({
     "torchtune.training.get_memory_stats", "torchtune.training.memory.get_memory_stats",
 })
 _CUDA_PREFIX = "torch.cuda."
+# Library calls that are CUDA-only when a flag argument turns a feature on: (position, keyword) of
+# the flag. torchtune 0.6.1's OffloadActivations makes CUDA streams (torch.cuda.default_stream(),
+# torchtune/training/_activation_offloading.py:93), built by get_act_offloading_ctx_manager(model,
+# enable_activation_offloading) (:373-394) when the flag is true.
+CUDA_ONLY_WHEN_ENABLED: dict[str, tuple[int, str]] = {
+    "torchtune.training.get_act_offloading_ctx_manager": (1, "enable_activation_offloading"),
+    "torchtune.training._activation_offloading.get_act_offloading_ctx_manager": (1, "enable_activation_offloading"),
+}
 
 
 def cuda_only_name(rule: Rule, node: cst.CSTNode) -> str | None:
@@ -245,9 +253,16 @@ def _cuda_side(rule: Rule, guard: Guard) -> list[cst.CSTNode] | None:
     always leaves (an early ``return``/``raise``: corpus review H11, torchtitan's CUDA-graph
     wrapper), it is the rest of the block after the ``if``. None when the test is no such
     comparison or selects nothing."""
+    on_true = _cuda_on_true(rule, guard)
+    return None if on_true is None else _side(rule, guard, on_true=on_true)
+
+
+def _cuda_on_true(rule: Rule, guard: Guard) -> bool | None:
+    """For a device-type test against a CUDA literal (``_cuda_side``): whether CUDA takes its true
+    branch; None for any other test."""
     for inner in child_index(rule).walk(guard.test):
         if isinstance(inner, cst.Attribute) and inner.attr.value == "is_cuda":  # x.is_cuda / not x.is_cuda
-            return _side(rule, guard, on_true=not _negated(rule, inner, guard))
+            return not _negated(rule, inner, guard)
         if not isinstance(inner, cst.Comparison) or len(inner.comparisons) != 1:
             continue
         target = inner.comparisons[0]
@@ -263,7 +278,7 @@ def _cuda_side(rule: Rule, guard: Guard) -> list[cst.CSTNode] | None:
             continue
         if isinstance(target.operator, (cst.Equal, cst.In, cst.NotEqual, cst.NotIn)):
             positive = isinstance(target.operator, (cst.Equal, cst.In))
-            return _side(rule, guard, on_true=positive != _negated(rule, inner, guard))
+            return positive != _negated(rule, inner, guard)
     return None
 
 
@@ -414,12 +429,67 @@ def _only_cuda_only(rule: Rule, branch: cst.CSTNode) -> bool:
     return found
 
 
+def _gate_flags(rule: Rule, guard: cst.If, body: cst.CSTNode) -> set[str] | None:
+    """What a feature gate turns off or refuses: ``body`` (the true branch of a test CUDA does not
+    take: ``if flag and D.type != "cuda":``) only logs, raises
+    and sets names to False/None, and does one of the last two. The flags: the names it sets, the
+    plain names of the test's ``and`` (``flag and D.type != "cuda"``) and of the ``if`` right around
+    the gate (``if flag:`` then the gate). None when ``body`` is no such gate."""
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    flags: set[str] = set()
+    acts = False
+    for line in body.body:
+        if not isinstance(line, cst.SimpleStatementLine):
+            return None
+        for small in line.body:
+            if isinstance(small, cst.Raise):
+                acts = True
+            elif isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value in ("False", "None"):
+                acts = True
+                flags |= {name for t in small.targets if (name := dotted(t.target)) is not None}
+            elif not isinstance(small, (cst.Expr, cst.Pass)) or (isinstance(small, cst.Expr) and not isinstance(small.value, cst.Call)):
+                return None
+    if not acts:
+        return None
+    flags |= {name for test in _conjuncts(guard.test) if (name := dotted(test)) is not None}
+    block = rule.parent(guard)
+    owner = rule.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if isinstance(owner, cst.If) and owner.body is block:
+        flags |= {name for test in _conjuncts(owner.test) if (name := dotted(test)) is not None}
+    return flags
+
+
+def _cuda_only_flags(rule: Rule) -> set[str]:
+    """Names (as spelled) of flags that turn on CUDA-only code in this file: the test of an ``if``
+    whose true branch names a CUDA-only API (``if log_peak_memory_stats: ... get_memory_stats(...)``),
+    or the flag argument of a ``CUDA_ONLY_WHEN_ENABLED`` call."""
+    index = child_index(rule)
+    flags: set[str] = set()
+    for node in index.preorder:
+        if isinstance(node, cst.If):
+            if any(cuda_only_name(rule, inner) is not None for inner in index.walk(node.body)):
+                flags |= {name for test in _conjuncts(node.test) if (name := dotted(test)) is not None}
+        elif isinstance(node, cst.Call):
+            spec = next((CUDA_ONLY_WHEN_ENABLED[n] for n in rule.qualified(node.func) if n in CUDA_ONLY_WHEN_ENABLED), None)
+            if spec is None:
+                continue
+            position, name = spec
+            plain = [a for a in node.args if a.keyword is None and not a.star]
+            arg = next((a for a in node.args if a.keyword is not None and a.keyword.value == name), None)
+            arg = arg or (plain[position] if len(plain) > position else None)
+            if arg is not None and (flag := dotted(arg.value)) is not None:
+                flags.add(flag)
+    return flags
+
+
 @dataclass(frozen=True)
 class CudaOnlyBranches(FileAnalysis):
     """The device-type tests (``if device.type == "cuda":``) whose CUDA branch holds CUDA-only
     code (``cuda_only_name``), and the availability tests (``if torch.cuda.is_available() and
     devices > 1:``) whose true branch only calls CUDA-vendor tooling (``_only_vendor_calls``) or
-    holds only CUDA-only code (``_only_cuda_only``):
+    holds only CUDA-only code (``_only_cuda_only``), and feature gates (``if flag and D.type !=
+    "cuda": flag = False`` / ``raise``) of a flag that turns on CUDA-only code (``_cuda_only_flags``):
     ``tests`` are the guards (kept as they are: ``torch.cuda.is_available()`` is False on Neuron
     and exists on every build), ``branches`` the code they select on CUDA (not ported, no Neuron
     advice). Node ids of this file's tree."""
@@ -434,10 +504,21 @@ class CudaOnlyBranches(FileAnalysis):
         branches: set[int] = set()
         local: dict[str, cst.FunctionDef] | None = None
         definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
+        cuda_flags: set[str] | None = None
         for node in index.preorder:
             if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
                 continue
-            sides = _cuda_side(rule, node)
+            on_true = _cuda_on_true(rule, node)
+            sides = None if on_true is None else _side(rule, node, on_true)
+            flags = _gate_flags(rule, node, node.body) if on_true is False and isinstance(node, cst.If) else None
+            if flags:
+                cuda_flags = _cuda_only_flags(rule) if cuda_flags is None else cuda_flags
+                if flags & cuda_flags:
+                    # A feature gate (corpus review accelerator round 4, torchtune's recipes): the
+                    # feature is CUDA-only, so the test keeps its meaning; the code after it is not
+                    # CUDA's alone (no branch is kept).
+                    tests.add(id(node))
+                    continue
             if sides is not None:
                 inner_nodes = [inner for side in sides for inner in index.walk(side)]
                 if not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
