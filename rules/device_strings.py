@@ -318,6 +318,8 @@ class DeviceStrings(Rule):
             return
         if profiler_activity(self, node):
             return  # a profiler activity, not a device: NRN111 marks it
+        if self._old_torch_arm(node):
+            return  # runs only on a torch without torch.accelerator (< 2.6), never beside torch-neuronx
         if self._accelerator_keyword(node):
             self.mark(node, 'accelerator="cuda" picks the library\'s own CUDA accelerator (Lightning/Fabric): kept; the library needs a Neuron accelerator of its own to run on Trainium')
             return
@@ -415,6 +417,23 @@ class DeviceStrings(Rule):
             f'device string "cuda" -> {ACCELERATOR_TYPE}',
             imports=imports,
         )
+
+    def _old_torch_arm(self, node: cst.BaseExpression) -> bool:
+        """``node`` is in the fallback arm of a ``hasattr(torch, "accelerator")`` test
+        (``current_accelerator().type if hasattr(torch, "accelerator") else "cuda"``: trl): that arm
+        runs only on a torch older than 2.6, where the port's ``torch.accelerator`` does not exist."""
+        child: cst.CSTNode = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.IfExp, cst.If)) and ancestor.orelse is child:
+                test = ancestor.test
+                if (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"
+                        and len(test.args) == 2 and self.qualified(test.args[0].value) == {"torch"}
+                        and string_value(test.args[1].value) == "accelerator"):
+                    return True
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            child = ancestor
+        return False
 
     def _autocast_device(self, node: cst.BaseExpression) -> bool:
         """``node`` is an autocast's device. NRN201 writes it in the same pass (one form, composed):

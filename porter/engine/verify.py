@@ -41,7 +41,8 @@ unknown on a Trainium host. False: ``torch.cuda.is_available()``, ``torch.cuda.i
 ``> 1``, ``!= 0``), ``torch.version.cuda`` (truthy, ``is not None``), ``x.is_cuda``, ``x ==
 "cuda"``/``"cuda" in x``/``x.startswith("cuda")`` with a CUDA device literal, ``x in ("cuda",
 ...)`` with CUDA literals only. True: ``torch.neuron.is_available()``/``device_count()``,
-``torch.accelerator.is_available()``, ``hasattr(torch, "neuron")``, ``x == "neuron"``/
+``torch.accelerator.is_available()``, ``hasattr(torch, "neuron")``, ``hasattr(torch,
+"accelerator")`` (every torch since 2.6), ``x == "neuron"``/
 ``x.type == "neuron"`` (the port's own tests). ``not``, ``and``, ``or``, ``==/!= 0``, ``is None`` and
 ``!=`` combine them; a name or attribute every assignment in the file gives one known value
 (``use_cuda = not args.no_cuda and torch.cuda.is_available()``) holds it. Anything else is unknown.
@@ -365,7 +366,8 @@ class Verifier:
                 return False
             if names & _TRUE_QUERIES:
                 return True
-            if dotted(test.func) == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) == "neuron":
+            # torch.neuron with torch-neuronx; torch.accelerator in every torch since 2.6 (TorchNeuron: 2.13+)
+            if dotted(test.func) == "hasattr" and len(test.args) == 2 and string_value(test.args[1].value) in ("neuron", "accelerator"):
                 return True if self.qualified(test.args[0].value) & {"torch"} else None
             if isinstance(test.func, cst.Attribute) and test.func.attr.value == "startswith" and test.args:
                 prefix = string_value(test.args[0].value)
