@@ -84,3 +84,21 @@ def test_rules_never_match_module_names_through_a_call() -> None:
     result = port_source(source, "t.py")
     assert isinstance(result, Success)
     assert b"get_device_properties(0).total_memory" in result.new
+
+
+def test_an_emptied_if_never_takes_another_if_with_it() -> None:
+    """Corpus review round 8, H15: the engine remembered the blocks it emptied by ``id()`` alone;
+    a freed block's id was given to a block built later, whose ``if`` was then deleted with no
+    change recorded (lightning's CUBLAS_WORKSPACE_CONFIG switch, about 1 port in 10). The same
+    bytes on every one of many ports in one process (ids are reused within a process)."""
+    import json
+    from pathlib import Path
+
+    from porter.engine.options import Options
+
+    case = Path(__file__).parent / "fixtures" / "_corpus" / "if_removed_block_id_reuse"
+    source = case.with_suffix(".in.py").read_bytes()
+    expected = case.with_suffix(".out.py").read_bytes()
+    options = Options(**json.loads(case.with_suffix(".options.json").read_text()))
+    outputs = {port_source(source, "connector.py", options).new for _ in range(150)}  # type: ignore[union-attr]
+    assert outputs == {expected}

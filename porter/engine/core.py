@@ -423,7 +423,10 @@ class _EditApplier(cst.CSTTransformer):
         self.carried: dict[int, list[cst.EmptyLine]] = {}
         # Codes of the edits applied inside each node being visited (to name them in a conflict).
         self.inside: list[set[str]] = [set()]
-        self.emptied: set[int] = set()  # blocks whose every statement the port removed
+        # Blocks whose every statement the port removed, held by id *and* object: they are new
+        # nodes, and a freed one's id can be given to a later block (which was then taken for
+        # emptied and its `if` deleted: corpus review round 8, H15).
+        self.emptied: dict[int, cst.CSTNode] = {}
         self.call_counts: dict[int, tuple[cst.CSTNode, int]] = {}  # see _calls
 
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -459,10 +462,10 @@ class _EditApplier(cst.CSTTransformer):
         # A block whose every statement was removed still needs a body.
         if isinstance(result, cst.IndentedBlock) and not result.body:
             result = result.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-            self.emptied.add(id(result))
+            self.emptied[id(result)] = result
         elif isinstance(result, cst.SimpleStatementSuite) and not result.body:
             result = result.with_changes(body=[cst.Pass()])
-            self.emptied.add(id(result))
+            self.emptied[id(result)] = result
         elif isinstance(result, cst.If) and self._only_removed(result):
             # `if x:` around nothing but removed statements is noise: it goes too, like them, and
             # so do the comments inside it (they described what was removed). What stood above
@@ -478,7 +481,7 @@ class _EditApplier(cst.CSTTransformer):
         self.pending_block = self.blocks[-1]
 
     def _only_removed(self, node: cst.If) -> bool:
-        return id(node.body) in self.emptied and node.orelse is None and _pure_test(node.test)
+        return self.emptied.get(id(node.body)) is node.body and node.orelse is None and _pure_test(node.test)
 
     def _apply(self, original_node: cst.CSTNode, updated_node: cst.CSTNode, inner: set[str]):  # type: ignore[no-untyped-def]
         edits = self.by_node.get(id(original_node))
