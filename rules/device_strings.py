@@ -43,6 +43,10 @@ from porter.rules._lib.tree import child_index
 _MESSAGE_CALLS = frozenset({"print", "debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write", "set_description", "set_postfix"})
 
 
+_ENUMS = frozenset({"enum.Enum", "enum.IntEnum", "enum.StrEnum"})
+# A device table's CUDA fields and what a NEURON member holds instead (the device type, its
+# display names, the communication backend: TorchNeuron's process-group backend is "neuron").
+_NEURON_FIELDS = {"cuda": "neuron", "CUDA": "NEURON", "GPU": "NEURON", "gpu": "neuron", "nccl": "neuron"}
 _OTHER_ACCELERATORS = re.compile(r"""["'](mps|xpu)(:\d+)?["']""")
 # A trailing comment that says the device must be CUDA ("always binds to CUDA", "CUDA only").
 _TIED_TO_CUDA = re.compile(r"(?i)\b(always|binds?|bound|requires?|must)\b.*\bcuda\b|\bcuda\b[- ](only|required)\b")
@@ -222,6 +226,41 @@ class DeviceStrings(Rule):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self._consider(node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        """An Enum of per-device settings (torchtune's ``DeviceSupport``: ``CUDA = ("cuda",
+        "GPU", "nccl")`` beside ``NPU``/``XPU``/``CPU`` members, looked up by device type, which
+        raises for a type it does not list): the port makes the host's type "neuron", so the
+        table gets a ``NEURON`` member built from the CUDA one (corpus review round 8, H14)."""
+        if not any(self.qualified(base.value) & _ENUMS for base in node.bases) or not isinstance(node.body, cst.IndentedBlock):
+            return
+        members: dict[str, tuple[cst.SimpleStatementLine, cst.Tuple]] = {}
+        for line in node.body.body:
+            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Tuple) and small.value.elements):
+                kind = string_value(small.value.elements[0].value)
+                if kind is not None:
+                    members[kind] = (line, small.value)
+        if "cuda" not in members or "neuron" in members or not (set(members) & _OTHER_BACKENDS):
+            return
+        line, values = members["cuda"]
+        assign = line.body[0]
+        assert isinstance(assign, cst.Assign)
+        name = cast(cst.Name, assign.targets[0].target).value
+        texts = [string_value(element.value) for element in values.elements]
+        if any(text is None for text in texts) or not any(part in name.lower() for part in ("cuda", "gpu")):
+            return
+        mapped = [_NEURON_FIELDS.get(cast(str, text)) for text in texts]
+        if any(text is None for text in mapped):
+            self.mark(line, "a table of device types without a neuron entry: the port makes the device type \"neuron\", add a NEURON member")
+            return
+        new_name = re.sub("(?i)cuda|gpu", lambda m: "NEURON" if m.group().isupper() else "neuron", name)
+        fields = ", ".join(f'"{text}"' for text in mapped)
+        member = cst.parse_statement(f"{new_name} = ({fields})\n")
+        self.insert_after(line, [member], f"device table: a {new_name} member beside {name} (the port makes the device type \"neuron\")",
+                          safety=Safety.REVIEW)
+        self.mark(line, f"{new_name} added below, built from {name}: check its fields for Neuron (name, communication backend)")
 
     def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
         return False
