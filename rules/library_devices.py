@@ -378,6 +378,8 @@ class LibraryDevices(Rule):
         block = self.parent(line)
         if not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, cst.IndentedBlock):
             return False
+        if not all(isinstance(small, (cst.Expr, cst.Assign)) for small in line.body):
+            return False  # a `return` of the stats: a caller reads them (a marker)
         held = {t.target.value for small in line.body if isinstance(small, cst.Assign)
                 for t in small.targets if isinstance(t.target, cst.Name)}
         position = next(i for i, statement in enumerate(block.body) if statement is line)
