@@ -27,7 +27,7 @@ from porter.rules._lib.branches import (
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index
+from porter.rules._lib.tree import child_index, enclosing_function
 from porter.rules._tables.cuda import (
     ACCELERATOR,
     ACCELERATOR_MEMORY,
@@ -598,6 +598,10 @@ class CudaNamespace(Rule):
         return any(isinstance(ancestor, (cst.Import, cst.ImportFrom)) for ancestor in self.ancestors(node))
 
     def _rename(self, node: cst.Attribute | cst.Name, new_rest: str, rest: str) -> None:
+        self._rename_name(node, new_rest, rest)
+        self._quote_annotation(node)  # after the rename: it quotes the renamed annotation
+
+    def _rename_name(self, node: cst.Attribute | cst.Name, new_rest: str, rest: str) -> None:
         text = dotted(node) or ""
         parts = text.split(".")
         # th.cuda.synchronize -> th.neuron.synchronize when the chain spells out ".cuda."
@@ -619,6 +623,36 @@ class CudaNamespace(Rule):
             imports=imports,
         )
         self._drop_source_import(text, rest)
+
+    def _quote_annotation(self, node: cst.CSTNode) -> None:
+        """An annotation Python evaluates when the ``def`` or class body runs (a parameter's or the
+        return's, a module- or class-level variable's; not under ``from __future__ import
+        annotations``) becomes a string: ``-> torch.neuron.Stream`` would raise at import on a
+        host without torch-neuronx, where ``torch.cuda.Stream`` exists (corpus review round 8, H13:
+        torchtitan's CUDA-graph manager). A type checker reads the string the same way."""
+        annotation = next((a for a in self.ancestors(node) if isinstance(a, cst.Annotation)), None)
+        if annotation is None or self._postponed_annotations():
+            return
+        holder = self.parent(annotation)
+        if isinstance(holder, cst.AnnAssign) and enclosing_function(self, holder) is not None:
+            return  # a local variable's annotation is never evaluated
+
+        def quoted(updated: cst.CSTNode) -> cst.CSTNode:
+            text = cst.Module([]).code_for_node(updated)
+            if "\n" in text or '"' in text or "\\" in text:
+                return updated  # not a plain dotted annotation: left as it is
+            return cst.SimpleString(f'"{text}"')
+
+        self.replace(annotation.annotation, quoted, None, drops_calls=True)
+
+    def _postponed_annotations(self) -> bool:
+        return any(
+            isinstance(line, cst.SimpleStatementLine)
+            and any(isinstance(small, cst.ImportFrom) and dotted(small.module) == "__future__"
+                    and not isinstance(small.names, cst.ImportStar)
+                    and any(alias.name.value == "annotations" for alias in small.names) for small in line.body)
+            for line in self.context.module.body
+        )
 
     def _drop_source_import(self, text: str, rest: str) -> None:
         first = text.split(".")[0]

@@ -64,6 +64,23 @@ MEMORY_STATS: dict[str, str] = {
     "torchtune.training.memory.get_memory_stats": "torchtune/training/memory.py:266",
 }
 
+# torchtune 0.6.1 cleanup_before_training (torchtune/training/memory.py:46-53) empties the cache of
+# get_torch_device_namespace(), the host's namespace (cuda/npu/xpu, else torch.cpu): torch.cpu on a
+# Trainium host, which has no empty_cache in torch 2.13 (AttributeError).
+CLEANUPS: dict[str, str] = {
+    "torchtune.training.cleanup_before_training": "torchtune/training/memory.py:52",
+    "torchtune.training.memory.cleanup_before_training": "torchtune/training/memory.py:52",
+}
+# torchtune 0.6.1 get_device (torchtune/utils/_device.py:172) gives cuda/npu/xpu devices the
+# LOCAL_RANK index; _validate_device_from_env (:131-139) then raises for any other device whose
+# index is not LOCAL_RANK: an unindexed "neuron" under torchrun.
+DEVICE_GETTERS: dict[str, str] = {
+    "torchtune.utils.get_device": "torchtune/utils/_device.py:131-139",
+    "torchtune.utils._device.get_device": "torchtune/utils/_device.py:131-139",
+}
+_INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
+_HOST_NOT_NEURON = 'getattr({torch}.accelerator.current_accelerator(), "type", None) != "neuron"'
+
 
 class LibraryDevices(Rule):
     """Keep the devices a library is handed to the ones it accepts, and pick the accelerator a library would not.
@@ -104,6 +121,11 @@ class LibraryDevices(Rule):
           runs only where ``D.type != "neuron"``: added to the ``if flag:`` whose whole body it is,
           or an ``if`` around it and the statements right after it that read what it assigned;
           a review marker where a later statement reads those names.
+        * torchtune's ``cleanup_before_training()`` alone on its line runs only where
+          ``torch.accelerator.current_accelerator()`` is not a neuron device (on a Trainium host it
+          empties ``torch.cpu``'s cache, which does not exist).
+        * torchtune's ``get_device(...)`` in a file that starts a process group gets a review
+          marker: under torchrun it rejects a neuron device without the LOCAL_RANK index.
 
     Why:
         torchrl 0.14.1's collectors pick a sync function per device and raise "Non supported
@@ -202,14 +224,16 @@ class LibraryDevices(Rule):
     summary: ClassVar[str] = ("devices torchrl collectors / torchtune's bf16 check reject -> CPU; get_available_device() -> "
                               "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats")
+    triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
+                                           "cleanup_before_training", "get_device")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
         COLLECTORS, CHOOSERS, BF16_CHECKS or MEMORY_STATS (each part of it then an identifier of the file)."""
-        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS) for name in table)
+        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS)
+                   for name in table)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified(node.func)
@@ -222,6 +246,43 @@ class LibraryDevices(Rule):
             self._bf16_check(node, next(BF16_CHECKS[n] for n in names if n in BF16_CHECKS))
         elif any(n in MEMORY_STATS for n in names):
             self._memory_stats(node, next(MEMORY_STATS[n] for n in names if n in MEMORY_STATS))
+        elif any(n in CLEANUPS for n in names):
+            self._cleanup(node, next(CLEANUPS[n] for n in names if n in CLEANUPS))
+        elif any(n in DEVICE_GETTERS for n in names) and self._distributed():
+            self.mark(node, f"torchtune's get_device rejects an unindexed neuron device under torchrun "
+                      f"({next(DEVICE_GETTERS[n] for n in names if n in DEVICE_GETTERS)}: the index must equal LOCAL_RANK, "
+                      "and only cuda/npu/xpu get it filled in): pass f\"neuron:{LOCAL_RANK}\" where the device is neuron")
+
+    def _distributed(self) -> bool:
+        """The file starts a process group (a torchrun recipe)."""
+        return any(
+            isinstance(node, cst.Call) and self.matches(node.func, *_INIT_PROCESS_GROUP)
+            for node in child_index(self).walk(self.context.module)
+        )
+
+    def _cleanup(self, node: cst.Call, source: str) -> None:
+        """``training.cleanup_before_training()`` alone on its line: run only where the host is not
+        Trainium (torchtune empties torch.cpu's cache there, which does not exist); the garbage
+        collection it also does is not needed for the program's numbers."""
+        line = self.statement_of(node)
+        if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(line.body[0], cst.Expr)
+                and line.body[0].value is node):
+            self.mark(node, f"torchtune's cleanup_before_training empties torch.cpu's cache on Trainium ({source}), which "
+                      "does not exist: skip it where the device is neuron")
+            return
+        torch, imports = torch_ref(self.context.module)
+        test = _HOST_NOT_NEURON.format(torch=torch)
+        for ancestor in self.ancestors(line):
+            if isinstance(ancestor, cst.If) and test in self.context.module.code_for_node(ancestor.test):
+                return  # the port's own guard (a fixed point)
+
+        def wrap(updated: cst.CSTNode) -> cst.CSTNode:
+            assert isinstance(updated, cst.SimpleStatementLine)
+            body = cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])])
+            return cst.If(test=cst.parse_expression(test), body=body, leading_lines=updated.leading_lines)
+
+        self.replace(line, wrap, f"torchtune's cleanup_before_training empties torch.cpu's cache on a Trainium host "
+                     f"({source}): skipped there", imports=imports)
 
     # ------------------------------------------------------------------ torchrl collectors
     def _collector(self, node: cst.Call, source: str) -> None:
