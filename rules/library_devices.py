@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import PurePath
 from typing import ClassVar, cast
 
 import libcst as cst
@@ -78,6 +79,9 @@ DEVICE_GETTERS: dict[str, str] = {
     "torchtune.utils.get_device": "torchtune/utils/_device.py:131-139",
     "torchtune.utils._device.get_device": "torchtune/utils/_device.py:131-139",
 }
+# torchtune 0.6.1's subpackages (a file below one is the library's own code).
+_TORCHTUNE_PACKAGES = frozenset({"training", "utils", "modules", "models", "data", "datasets", "config", "rlhf",
+                                 "generation", "dev", "_cli"})
 _INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 _HOST_NOT_NEURON = 'getattr({torch}.accelerator.current_accelerator(), "type", None) != "neuron"'
 
@@ -248,10 +252,16 @@ class LibraryDevices(Rule):
             self._memory_stats(node, next(MEMORY_STATS[n] for n in names if n in MEMORY_STATS))
         elif any(n in CLEANUPS for n in names):
             self._cleanup(node, next(CLEANUPS[n] for n in names if n in CLEANUPS))
-        elif any(n in DEVICE_GETTERS for n in names) and self._distributed():
+        elif any(n in DEVICE_GETTERS for n in names) and self._distributed() and not self._in_torchtune():
             self.mark(node, f"torchtune's get_device rejects an unindexed neuron device under torchrun "
                       f"({next(DEVICE_GETTERS[n] for n in names if n in DEVICE_GETTERS)}: the index must equal LOCAL_RANK, "
                       "and only cuda/npu/xpu get it filled in): pass f\"neuron:{LOCAL_RANK}\" where the device is neuron")
+
+    def _in_torchtune(self) -> bool:
+        """The file is torchtune's own (``torchtune/<subpackage>/...``, not a clone's ``recipes/``):
+        its ``get_device`` is ported with it and fills in the index there."""
+        parts = PurePath(self.context.path).parts[:-1]
+        return any(part == "torchtune" and parts[i + 1] in _TORCHTUNE_PACKAGES for i, part in enumerate(parts[:-1]))
 
     def _distributed(self) -> bool:
         """The file starts a process group (a torchrun recipe)."""

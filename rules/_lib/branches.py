@@ -460,6 +460,12 @@ def _gate_flags(rule: Rule, guard: cst.If, body: cst.CSTNode) -> set[str] | None
     return flags
 
 
+def _flag_word(name: str) -> str:
+    """A flag's own word: ``self._enable_activation_offloading`` and the parameter
+    ``enable_activation_offloading`` it is handed to (torchtune's ``_setup_model``) are one flag."""
+    return name.split(".")[-1].lstrip("_")
+
+
 def _cuda_only_flags(rule: Rule) -> set[str]:
     """Names (as spelled) of flags that turn on CUDA-only code in this file: the test of an ``if``
     whose true branch names a CUDA-only API (``if log_peak_memory_stats: ... get_memory_stats(...)``),
@@ -489,7 +495,8 @@ class CudaOnlyBranches(FileAnalysis):
     code (``cuda_only_name``), and the availability tests (``if torch.cuda.is_available() and
     devices > 1:``) whose true branch only calls CUDA-vendor tooling (``_only_vendor_calls``) or
     holds only CUDA-only code (``_only_cuda_only``), and feature gates (``if flag and D.type !=
-    "cuda": flag = False`` / ``raise``) of a flag that turns on CUDA-only code (``_cuda_only_flags``):
+    "cuda": flag = False`` / ``raise``) of a flag that turns on CUDA-only code (``_cuda_only_flags``;
+    flags matched by their last name part, leading underscores dropped: ``_flag_word``):
     ``tests`` are the guards (kept as they are: ``torch.cuda.is_available()`` is False on Neuron
     and exists on every build), ``branches`` the code they select on CUDA (not ported, no Neuron
     advice). Node ids of this file's tree."""
@@ -513,7 +520,7 @@ class CudaOnlyBranches(FileAnalysis):
             flags = _gate_flags(rule, node, node.body) if on_true is False and isinstance(node, cst.If) else None
             if flags:
                 cuda_flags = _cuda_only_flags(rule) if cuda_flags is None else cuda_flags
-                if flags & cuda_flags:
+                if {_flag_word(f) for f in flags} & {_flag_word(f) for f in cuda_flags}:
                     # A feature gate (corpus review accelerator round 4, torchtune's recipes): the
                     # feature is CUDA-only, so the test keeps its meaning; the code after it is not
                     # CUDA's alone (no branch is kept).
