@@ -62,6 +62,16 @@ MEMORY_STATS: dict[str, str] = {
     "torchtune.training.get_memory_stats": "torchtune/training/memory.py:266",
     "torchtune.training.memory.get_memory_stats": "torchtune/training/memory.py:266",
 }
+# torchtune 0.6.1 compile_model / compile_loss (torchtune/training/_compile.py:47, :74) compile with
+# backend=os.environ.get("TORCH_COMPILE_BACKEND", "inductor"): Inductor on a Trainium host, where
+# TorchNeuron compiles with backend="neuron" only (neuron-facts 3.x: "does not use TorchInductor").
+COMPILERS: dict[str, str] = {
+    "torchtune.training.compile_model": "torchtune/training/_compile.py:47",
+    "torchtune.training._compile.compile_model": "torchtune/training/_compile.py:47",
+    "torchtune.training.compile_loss": "torchtune/training/_compile.py:74",
+    "torchtune.training._compile.compile_loss": "torchtune/training/_compile.py:74",
+}
+_BACKEND_ENV = "TORCH_COMPILE_BACKEND"
 
 
 class LibraryDevices(Rule):
@@ -100,6 +110,11 @@ class LibraryDevices(Rule):
         * torchtune's ``get_memory_stats(device=D)`` under the recipe's ``D.type != "cpu"`` guard:
           the guard becomes ``D.type not in ("cpu", "neuron")`` (memory stats skipped on neuron, as
           the recipe skips them on the CPU); a call with no such guard gets a review marker.
+        * torchtune's ``compile_model(...)`` / ``compile_loss(...)`` statement gets, before it, the
+          neuron backend as the default of the variable they read, on a neuron host only:
+          ``if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":``
+          ``os.environ.setdefault("TORCH_COMPILE_BACKEND", "neuron")``. A file that names
+          ``TORCH_COMPILE_BACKEND`` itself chooses its backend and is left alone.
 
     Why:
         torchrl 0.14.1's collectors pick a sync function per device and raise "Non supported
@@ -134,6 +149,12 @@ class LibraryDevices(Rule):
         device whose memory torchtune cannot read (the CPU) is to not log it. ``torch.neuron``
         has ``max_memory_allocated`` but a different ``memory_stats`` schema (neuron-facts 4.x:
         nested ``active_bytes`` dicts), so the call cannot simply be pointed at it.
+        torchtune's ``compile_model``/``compile_loss`` call ``torch.compile(backend=os.environ.get(
+        "TORCH_COMPILE_BACKEND", "inductor"))`` (``torchtune/training/_compile.py:47,74``): with the
+        config's ``compile: True`` a Trainium host compiles the neuron tensors with Inductor, which
+        TorchNeuron does not use (AWS Neuron docs, about torch.compile); its backend is
+        ``"neuron"``. ``setdefault`` keeps a backend the user set in the environment; the host test
+        keeps Inductor on CUDA and CPU hosts, as the original had it.
 
     Before:
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
@@ -168,6 +189,9 @@ class LibraryDevices(Rule):
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
         if self._device.type not in ("cpu", "neuron"):
             memory_stats = training.get_memory_stats(device=self._device)
+        if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":
+            os.environ.setdefault("TORCH_COMPILE_BACKEND", "neuron")
+        training.compile_model(model)
 
     Safety:
         Review. Callees by qualified name (the table ``COLLECTORS``/``CHOOSERS``/``BF16_CHECKS``,
@@ -190,6 +214,9 @@ class LibraryDevices(Rule):
         The memory-stats guard is found by spelling of the call's own device argument:
         ``D.type != "cpu"`` in an enclosing ``if`` (alone or in an ``and``); on neuron the recipe
         then logs no memory.
+        The compile backend follows the host, not the recipe's device: a recipe run with
+        ``device=cpu`` and ``compile=True`` on a Trainium host compiles CPU tensors with the
+        neuron backend. The variable is set for the process (later torchtune compiles read it too).
     """
 
     code: ClassVar[str] = "NRN116"
@@ -197,14 +224,16 @@ class LibraryDevices(Rule):
     summary: ClassVar[str] = ("devices torchrl collectors / torchtune's bf16 check reject -> CPU; get_available_device() -> "
                               "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
-    triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats")
+    triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
+                                           "compile_model", "compile_loss")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
-        COLLECTORS, CHOOSERS, BF16_CHECKS or MEMORY_STATS (each part of it then an identifier of the file)."""
-        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS) for name in table)
+        COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS or COMPILERS (each part of it then an identifier of the file)."""
+        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, COMPILERS)
+                   for name in table)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified(node.func)
@@ -217,6 +246,8 @@ class LibraryDevices(Rule):
             self._bf16_check(node, next(BF16_CHECKS[n] for n in names if n in BF16_CHECKS))
         elif any(n in MEMORY_STATS for n in names):
             self._memory_stats(node, next(MEMORY_STATS[n] for n in names if n in MEMORY_STATS))
+        elif any(n in COMPILERS for n in names):
+            self._compile_backend(node, next(COMPILERS[n] for n in names if n in COMPILERS))
 
     # ------------------------------------------------------------------ torchrl collectors
     def _collector(self, node: cst.Call, source: str) -> None:
@@ -384,6 +415,21 @@ class LibraryDevices(Rule):
                       and {string_value(e.value) for e in test.comparisons[0].comparator.elements} >= {"cpu", "neuron"}):
                     return _PORTED
         return None
+
+    # ------------------------------------------------------------------ torchtune compile_model / compile_loss
+    def _compile_backend(self, node: cst.Call, source: str) -> None:
+        if _BACKEND_ENV in self.context.module.code:
+            return  # the file sets (or porter set) the backend variable: its choice, and a fixed point
+        statement = next((a for a in self.ancestors(node) if isinstance(a, cst.SimpleStatementLine)), None)
+        if statement is None or not isinstance(self.parent(statement), (cst.IndentedBlock, cst.Module)):
+            self.mark(node, f"torchtune compiles with TORCH_COMPILE_BACKEND, default inductor ({source}): "
+                      "set it to neuron on a Trainium host")
+            return
+        torch, imports = torch_ref(self.context.module)
+        test = f'{torch}.accelerator.is_available() and {torch}.accelerator.current_accelerator().type == "neuron"'
+        new = cst.parse_statement(f'if {test}:\n    os.environ.setdefault("{_BACKEND_ENV}", "neuron")\n')
+        self.insert_before(statement, [new], f"torchtune compiles with TORCH_COMPILE_BACKEND, default inductor ({source}): "
+                           "neuron on a Trainium host", imports=(*imports, ImportSpec("os")))
 
     # ------------------------------------------------------------------ values
     def _may_be_accelerator(self, value: cst.BaseExpression) -> bool:
