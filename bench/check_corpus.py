@@ -200,6 +200,49 @@ RECIPES: dict[str, Recipe] = {
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "mode": "offline", "eval_iter": 100000, "video": False},
     }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config") + _TORCHRL_COMPILED),
+    # The CartPole-v1 (gymnasium) scripts of cql/ and iql/: their projects' YAML names CartPole-v1.
+    "torchrl-0.14.1/sota-implementations/cql/discrete_cql_online.py": hydra_recipe("discrete_online_config", {
+        "env": {"name": "CartPole-v1", "task": "", "backend": "gymnasium", "max_episode_steps": 200, "seed": 0},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": None,
+                      "max_frames_per_traj": 200, "annealing_frames": 320, "eps_start": 1.0, "eps_end": 0.01},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000, "scratch_dir": None},
+        "optim": {"utd_ratio": 1, "device": None, "lr": 1e-3, "weight_decay": 0.0, "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu"},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="discrete_cql_online.py", name="discrete_online_config") + _TORCHRL_COMPILED),
+    # Pendulum-v1 (gymnasium's classic control): cql_online's own default env in the project's YAML.
+    "torchrl-0.14.1/sota-implementations/cql/cql_online.py": hydra_recipe("online_config", {
+        "env": {"name": "Pendulum-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
+                "backend": "gymnasium"},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": "cpu",
+                      "max_frames_per_traj": 200},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "log_interval": 100000, "mode": "offline", "eval_steps": 200, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000},
+        "optim": {"utd_ratio": 1, "device": None, "actor_lr": 3e-4, "critic_lr": 3e-4, "weight_decay": 0.0,
+                  "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 1.0, "min_q_weight": 1.0,
+                 "max_q_backup": False, "deterministic_backup": False, "num_random": 10, "with_lagrange": False,
+                 "lagrange_thresh": 10.0},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="cql_online.py", name="online_config") + _TORCHRL_COMPILED),
+    "torchrl-0.14.1/sota-implementations/iql/discrete_iql.py": hydra_recipe("discrete_iql", {
+        "env": {"name": "CartPole-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
+                "backend": "gymnasium"},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": None,
+                      "max_frames_per_traj": 200},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000},
+        "optim": {"utd_ratio": 1, "device": None, "lr": 3e-4, "weight_decay": 0.0, "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu"},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "hard_update_interval": 10, "temperature": 100, "expectile": 0.8},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="discrete_iql.py", name="discrete_iql") + _TORCHRL_COMPILED),
     # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
         "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
