@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402  (bench/corpus.py: manifest, download, unpack, step-loop detector, --help)
 
 ROOT = Path(__file__).resolve().parent.parent
-HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
+HELP_TIMEOUT = 120.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
 # What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
         "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six",
@@ -542,7 +542,7 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
             outcomes.append(outcome)
             continue
         ok, why = (help_with_files(f, recipe, deps) if recipe and recipe.files
-                   else corpus.run_help(f.source, Path(_path(f.root, deps))))
+                   else corpus.run_help(f.source, Path(_path(f.root, deps)), timeout=HELP_TIMEOUT))
         if not ok:
             outcome = Outcome(f.key, "not runnable", f"original --help fails here: {why}"
                               + (f"; it also needs {recipe.needs}" if recipe and recipe.needs else ""))
