@@ -213,7 +213,8 @@ RECIPES: dict[str, Recipe] = {
         "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="discrete_cql_online.py", name="discrete_online_config") + _TORCHRL_COMPILED),
-    # Pendulum-v1 (gymnasium's classic control): cql_online's own default env in the project's YAML.
+    # Pendulum-v1 (gymnasium's classic control): cql_online's own default env in the project's YAML; with_lagrange:
+    # True as there (the script reads loss_alpha_prime, which CQLLoss makes only with the Lagrange term).
     "torchrl-0.14.1/sota-implementations/cql/cql_online.py": hydra_recipe("online_config", {
         "env": {"name": "Pendulum-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
                 "backend": "gymnasium"},
@@ -226,7 +227,7 @@ RECIPES: dict[str, Recipe] = {
                   "batch_size": 16},
         "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
         "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 1.0, "min_q_weight": 1.0,
-                 "max_q_backup": False, "deterministic_backup": False, "num_random": 10, "with_lagrange": False,
+                 "max_q_backup": False, "deterministic_backup": False, "num_random": 10, "with_lagrange": True,
                  "lagrange_thresh": 10.0},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="cql_online.py", name="online_config") + _TORCHRL_COMPILED),
