@@ -62,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import corpus  # noqa: E402  (bench/corpus.py: manifest, download, unpack, step-loop detector, --help)
 
 ROOT = Path(__file__).resolve().parent.parent
-HELP_TIMEOUT = 60.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
+HELP_TIMEOUT = 120.0  # corpus.py's 20 s is too short for torchtune's imports on a loaded 2-core machine
 # What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
         "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six",
@@ -120,16 +120,27 @@ torch.save(model.state_dict(), data / "ckpt" / "model.pt")
 rows = [{"instruction": f"Add {i} and {i + 1}.", "input": "", "output": str(2 * i + 1)} for i in range(32)]
 (data / "alpaca.json").write_text(json.dumps(rows))
 """
-_TORCHTUNE_QWEN = (
-    "--config", "configs/qwen2_5/0.5B_full_single_device.yaml", "output_dir={data}/out",
-    "model._component_=torchtune.models.qwen2.qwen2", "model.vocab_size=151936", "model.num_layers=1",
-    "model.num_heads=2", "model.num_kv_heads=1", "model.embed_dim=32", "model.intermediate_dim=64", "model.max_seq_len=128",
+_TORCHTUNE_MODEL = ("model.vocab_size=151936", "model.num_layers=1", "model.num_heads=2", "model.num_kv_heads=1",
+                    "model.embed_dim=32", "model.intermediate_dim=64", "model.max_seq_len=128")
+# compile=True: the recipe's own switch (cfg.compile; the project's YAML says False). The port's
+# training.compile_model / compile_loss then compile on the emulated device with the backend porter
+# gave them (NRN116: TORCH_COMPILE_BACKEND=neuron on a neuron host); left off, the port runs op by op
+# on Trainium and the check fails it as "nothing compiled". The original runs eagerly either way.
+_TORCHTUNE_COMMON = (
+    "output_dir={data}/out", *_TORCHTUNE_MODEL,
     "tokenizer.path={data}/vocab.json", "tokenizer.merges_file={data}/merges.txt", "tokenizer.max_seq_len=64",
     "checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer", "checkpointer.checkpoint_dir={data}/ckpt",
     "checkpointer.checkpoint_files=[model.pt]", "dataset._component_=torchtune.datasets.alpaca_dataset",
     "dataset.source=json", "dataset.data_files={data}/alpaca.json", "dataset.split=train", "seed=0",
-    "max_steps_per_epoch=4", "gradient_accumulation_steps=1", "log_peak_memory_stats=False",
+    "max_steps_per_epoch=4", "gradient_accumulation_steps=1", "log_peak_memory_stats=False", "compile=True",
 )
+_TORCHTUNE_QWEN = ("--config", "configs/qwen2_5/0.5B_full_single_device.yaml",
+                   "model._component_=torchtune.models.qwen2.qwen2", *_TORCHTUNE_COMMON)
+# LoRA: the project's Qwen2.5 LoRA config; its LoRA keys (q/v/output projections and the MLP, rank 32)
+# kept, the base Qwen2 of the same one-layer sizes (torchtune's lora_qwen2 builder), which loads the
+# same base checkpoint (the recipe loads it with strict=False and checks only LoRA keys are missing).
+_TORCHTUNE_LORA = ("--config", "configs/qwen2_5/0.5B_lora_single_device.yaml",
+                   "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON)
 # torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
 # their YAML: the config is written here with exactly the keys the script (and its utils) read, the
 # project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
@@ -151,7 +162,12 @@ RECIPES: dict[str, Recipe] = {
     "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
         _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
         why="the project's Qwen2.5 config with a 1-layer synthetic checkpoint, byte-level tokenizer files and an "
-            "Alpaca JSON (what its checkpointer, tokenizer and dataset read; see _TORCHTUNE_MAKE)"),
+            "Alpaca JSON (what its checkpointer, tokenizer and dataset read; see _TORCHTUNE_MAKE); compile=True "
+            "(see _TORCHTUNE_COMMON)"),
+    "torchtune-0.6.1/recipes/lora_finetune_single_device.py": Recipe(
+        _TORCHTUNE_LORA, make=_TORCHTUNE_MAKE,
+        why="the project's Qwen2.5 LoRA config on the same synthetic base checkpoint, tokenizer files and Alpaca "
+            "JSON as full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
@@ -184,6 +200,50 @@ RECIPES: dict[str, Recipe] = {
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "mode": "offline", "eval_iter": 100000, "video": False},
     }, why=_TORCHRL_CONFIG.format(script="discrete_sac.py", name="config") + _TORCHRL_COMPILED),
+    # The CartPole-v1 (gymnasium) scripts of cql/ and iql/: their projects' YAML names CartPole-v1.
+    "torchrl-0.14.1/sota-implementations/cql/discrete_cql_online.py": hydra_recipe("discrete_online_config", {
+        "env": {"name": "CartPole-v1", "task": "", "backend": "gymnasium", "max_episode_steps": 200, "seed": 0},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": None,
+                      "max_frames_per_traj": 200, "annealing_frames": 320, "eps_start": 1.0, "eps_end": 0.01},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000, "scratch_dir": None},
+        "optim": {"utd_ratio": 1, "device": None, "lr": 1e-3, "weight_decay": 0.0, "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu"},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="discrete_cql_online.py", name="discrete_online_config") + _TORCHRL_COMPILED),
+    # Pendulum-v1 (gymnasium's classic control): cql_online's own default env in the project's YAML; with_lagrange:
+    # True as there (the script reads loss_alpha_prime, which CQLLoss makes only with the Lagrange term).
+    "torchrl-0.14.1/sota-implementations/cql/cql_online.py": hydra_recipe("online_config", {
+        "env": {"name": "Pendulum-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
+                "backend": "gymnasium"},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": "cpu",
+                      "max_frames_per_traj": 200},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "log_interval": 100000, "mode": "offline", "eval_steps": 200, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000},
+        "optim": {"utd_ratio": 1, "device": None, "actor_lr": 3e-4, "critic_lr": 3e-4, "weight_decay": 0.0,
+                  "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 1.0, "min_q_weight": 1.0,
+                 "max_q_backup": False, "deterministic_backup": False, "num_random": 10, "with_lagrange": True,
+                 "lagrange_thresh": 10.0},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="cql_online.py", name="online_config") + _TORCHRL_COMPILED),
+    "torchrl-0.14.1/sota-implementations/iql/discrete_iql.py": hydra_recipe("discrete_iql", {
+        "env": {"name": "CartPole-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
+                "backend": "gymnasium"},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": None,
+                      "max_frames_per_traj": 200},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000},
+        "optim": {"utd_ratio": 1, "device": None, "lr": 3e-4, "weight_decay": 0.0, "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu"},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "hard_update_interval": 10, "temperature": 100, "expectile": 0.8},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="discrete_iql.py", name="discrete_iql") + _TORCHRL_COMPILED),
     # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
         "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
@@ -196,6 +256,26 @@ RECIPES: dict[str, Recipe] = {
         "eval": {"evaluation_interval": 1000, "evaluation_episodes": 1},
         "logger": {"backend": None, "project_name": None, "group_name": None},
     }, why=_TORCHRL_CONFIG.format(script="mappo_ippo.py", name="mappo_ippo")),
+    # The other VMAS scripts of that folder: the same keys (each script's own extra keys from its YAML:
+    # qmix_vdn's loss.mixer_type, sac's action kind; maddpg_iddpg keeps its unshared parameters), the
+    # same small sizes (the script derives env.vmas_envs, total_frames and memory_size itself).
+    **{f"torchrl-0.14.1/sota-implementations/multiagent/{name}.py": hydra_recipe(name, {
+        "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
+                           "device": None, "vmas_envs": None, **env},
+        "model": model,
+        "collector": {"frames_per_batch": 40, "n_iters": 3, "total_frames": None},
+        "buffer": {"memory_size": None},
+        "loss": {"gamma": 0.9, "tau": 0.005, **loss},
+        "train": {"num_epochs": 2, "minibatch_size": 20, "lr": 5e-5, "max_grad_norm": grad_norm, "device": None},
+        "eval": {"evaluation_interval": 1000, "evaluation_episodes": 1},
+        "logger": {"backend": None, "project_name": None, "group_name": None},
+    }, why=_TORCHRL_CONFIG.format(script=f"{name}.py", name=name)) for name, env, model, loss, grad_norm in (
+        ("iql", {}, {"shared_parameters": True}, {}, 40.0),
+        ("qmix_vdn", {}, {"shared_parameters": True}, {"mixer_type": "qmix"}, 40.0),
+        ("maddpg_iddpg", {}, {"shared_parameters": False, "centralised_critic": True}, {}, 40.0),
+        ("sac", {"continuous_actions": True, "categorical_actions": False},
+         {"shared_parameters": True, "centralised_critic": True}, {}, 2.0),
+    )},
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
 }
@@ -331,13 +411,20 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
 )
 # Per script (corpus key): (text of the root cause, whose, the reason at its line) for a cause that is
 # the script's configuration rather than the emulation's.
-SCRIPT_LIMITS: dict[str, tuple[str, str, str]] = {
-    "torchtune-0.6.1/recipes/full_finetune_single_device.py": (
-        "nothing was compiled", "porter's (a library compile NRN116 does not port yet)",
-        "the recipe compiles only with the config's compile: True (configs/qwen2_5/0.5B_full_single_device.yaml:67 "
-        "says False; the recipe's line 431-432 calls training.compile_model), and torchtune's compile_model and "
-        "compile_loss take their backend from TORCH_COMPILE_BACKEND, default inductor (torchtune/training/_compile.py:47): "
-        "porter ports neither, so the port runs op by op on Trainium"),
+SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": ((
+        "porter left it uncompiled", "porter's (no compile it can insert here yet)",
+        "porter no longer compiles the ClipPPOLoss (NRN413 at the marker): compiled, it recompiled at steps 1 and 2 "
+        "on tensordict's guard on the swapped-in parameters (tensordict/nn/probabilistic.py:1910, the 2026-12-02 01:10 "
+        "run). Eager, the loss's TanhNormal checks high > low on the host at each call "
+        "(torchrl/modules/distributions/continuous.py:427, skipped only when compiling): the host syncs. Compiling "
+        "only the MLPs (the marker's advice) leaves those checks eager; a compiled update (torchrl's own PPO "
+        "scripts' compile_with_warmup) is the next thing to measure"),),
+    "torchrl-0.14.1/sota-implementations/dqn/dqn_cartpole.py": ((
+        "the original against itself", "the script's own",
+        "CartPole is never seeded: the collector's env is make_env(cfg.env.env_name, \"cpu\") (dqn_cartpole.py:191), "
+        "a GymEnv built with no seed (utils_cartpole.py:25), and neither file calls env.set_seed or torch.manual_seed, "
+        "so gymnasium's reset draws a fresh start state each run"),),
 }
 # A script whose device comes from this call trains on the CPU on a Trainium host.
 _CHOOSER = "get_available_device("
@@ -348,9 +435,9 @@ _CHOOSER_WHY = ("takes its device from torchrl._utils.get_available_device() (to
 def library_limit(text: str, port: Path, key: str = "") -> tuple[str, str] | None:
     """(whose, why) for a root cause that is a library's limit, a port of a library call or the
     script's configuration (SCRIPT_LIMITS), else None."""
-    own = SCRIPT_LIMITS.get(key)
-    if own and own[0] in text:
-        return own[1], own[2]
+    own = next(((whose, why) for needle, whose, why in SCRIPT_LIMITS.get(key, ()) if needle in text), None)
+    if own:
+        return own
     if "no tensor reached the neuron device" in text:
         lines = [n for n, line in enumerate(port.read_text(encoding="utf-8").splitlines(), 1) if _CHOOSER in line]
         return ("porter's", f"{port.name}:{lines[0]} {_CHOOSER_WHY}") if lines else None
@@ -456,7 +543,7 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
             outcomes.append(outcome)
             continue
         ok, why = (help_with_files(f, recipe, deps) if recipe and recipe.files
-                   else corpus.run_help(f.source, Path(_path(f.root, deps))))
+                   else corpus.run_help(f.source, Path(_path(f.root, deps)), timeout=HELP_TIMEOUT))
         if not ok:
             outcome = Outcome(f.key, "not runnable", f"original --help fails here: {why}"
                               + (f"; it also needs {recipe.needs}" if recipe and recipe.needs else ""))

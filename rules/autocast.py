@@ -33,7 +33,7 @@ from porter.rules._lib.precision import (
     separator,
     source_imports,
 )
-from porter.rules._lib.tree import child_index, enclosing_function
+from porter.rules._lib.tree import child_index
 
 
 class AutocastBf16(Rule):

@@ -25,8 +25,7 @@ from porter.rules._lib.collectors import (
 )
 from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index
-from porter.rules._lib.tree import enclosing_function
+from porter.rules._lib.tree import child_index, enclosing_function
 
 # Library callees, what they accept, and where their source says so (the versions of the corpus).
 # torchrl 0.14.1 collectors: _get_sync_fn (torchrl/collectors/_single.py:1005-1023) raises "Non
@@ -64,6 +63,16 @@ MEMORY_STATS: dict[str, str] = {
     "torchtune.training.get_memory_stats": "torchtune/training/memory.py:266",
     "torchtune.training.memory.get_memory_stats": "torchtune/training/memory.py:266",
 }
+# torchtune 0.6.1 compile_model / compile_loss (torchtune/training/_compile.py:47, :74) compile with
+# backend=os.environ.get("TORCH_COMPILE_BACKEND", "inductor"): Inductor on a Trainium host, where
+# TorchNeuron compiles with backend="neuron" only (neuron-facts 3.x: "does not use TorchInductor").
+COMPILERS: dict[str, str] = {
+    "torchtune.training.compile_model": "torchtune/training/_compile.py:47",
+    "torchtune.training._compile.compile_model": "torchtune/training/_compile.py:47",
+    "torchtune.training.compile_loss": "torchtune/training/_compile.py:74",
+    "torchtune.training._compile.compile_loss": "torchtune/training/_compile.py:74",
+}
+_BACKEND_ENV = "TORCH_COMPILE_BACKEND"
 
 # torchtune 0.6.1 cleanup_before_training (torchtune/training/memory.py:46-53) empties the cache of
 # get_torch_device_namespace(), the host's namespace (cuda/npu/xpu, else torch.cpu): torch.cpu on a
@@ -130,6 +139,11 @@ class LibraryDevices(Rule):
           empties ``torch.cpu``'s cache, which does not exist).
         * torchtune's ``get_device(...)`` in a file that starts a process group gets a review
           marker: under torchrun it rejects a neuron device without the LOCAL_RANK index.
+        * torchtune's ``compile_model(...)`` / ``compile_loss(...)`` statement gets, before it, the
+          neuron backend as the default of the variable they read, on a neuron host only:
+          ``if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":``
+          ``os.environ.setdefault("TORCH_COMPILE_BACKEND", "neuron")``. A file that names
+          ``TORCH_COMPILE_BACKEND`` itself chooses its backend and is left alone.
 
     Why:
         torchrl 0.14.1's collectors pick a sync function per device and raise "Non supported
@@ -164,6 +178,12 @@ class LibraryDevices(Rule):
         device whose memory torchtune cannot read (the CPU) is to not log it. ``torch.neuron``
         has ``max_memory_allocated`` but a different ``memory_stats`` schema (neuron-facts 4.x:
         nested ``active_bytes`` dicts), so the call cannot simply be pointed at it.
+        torchtune's ``compile_model``/``compile_loss`` call ``torch.compile(backend=os.environ.get(
+        "TORCH_COMPILE_BACKEND", "inductor"))`` (``torchtune/training/_compile.py:47,74``): with the
+        config's ``compile: True`` a Trainium host compiles the neuron tensors with Inductor, which
+        TorchNeuron does not use (AWS Neuron docs, about torch.compile); its backend is
+        ``"neuron"``. ``setdefault`` keeps a backend the user set in the environment; the host test
+        keeps Inductor on CUDA and CPU hosts, as the original had it.
 
     Before:
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
@@ -198,6 +218,9 @@ class LibraryDevices(Rule):
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
         if self._device.type not in ("cpu", "neuron"):
             memory_stats = training.get_memory_stats(device=self._device)
+        if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":
+            os.environ.setdefault("TORCH_COMPILE_BACKEND", "neuron")
+        training.compile_model(model)
 
     Safety:
         Review. Callees by qualified name (the table ``COLLECTORS``/``CHOOSERS``/``BF16_CHECKS``,
@@ -221,6 +244,9 @@ class LibraryDevices(Rule):
         ``D.type != "cpu"`` (or the port's ``D.type != "neuron"``) in an enclosing ``if`` (alone or
         in an ``and``); on neuron the recipe then logs no memory. The statements wrapped with the
         call are those right after it that name what it assigned (a bare name anywhere in them).
+        The compile backend follows the host, not the recipe's device: a recipe run with
+        ``device=cpu`` and ``compile=True`` on a Trainium host compiles CPU tensors with the
+        neuron backend. The variable is set for the process (later torchtune compiles read it too).
     """
 
     code: ClassVar[str] = "NRN116"
@@ -229,14 +255,16 @@ class LibraryDevices(Rule):
                               "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
-                                           "cleanup_before_training", "get_device")
+                                           "cleanup_before_training", "get_device", "compile_model", "compile_loss")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
-        COLLECTORS, CHOOSERS, BF16_CHECKS or MEMORY_STATS (each part of it then an identifier of the file)."""
-        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS)
+        COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS or COMPILERS (each part of it then an
+        identifier of the file)."""
+        return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
+                                                    COMPILERS)
                    for name in table)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -256,6 +284,8 @@ class LibraryDevices(Rule):
             self.mark(node, f"torchtune's get_device rejects an unindexed neuron device under torchrun "
                       f"({next(DEVICE_GETTERS[n] for n in names if n in DEVICE_GETTERS)}: the index must equal LOCAL_RANK, "
                       "and only cuda/npu/xpu get it filled in): pass f\"neuron:{LOCAL_RANK}\" where the device is neuron")
+        elif any(n in COMPILERS for n in names):
+            self._compile_backend(node, next(COMPILERS[n] for n in names if n in COMPILERS))
 
     def _in_torchtune(self) -> bool:
         """The file is torchtune's own (``torchtune/<subpackage>/...``, not a clone's ``recipes/``):
@@ -506,6 +536,21 @@ class LibraryDevices(Rule):
                       and {string_value(e.value) for e in test.comparisons[0].comparator.elements} >= {"cpu", "neuron"}):
                     return _PORTED
         return None
+
+    # ------------------------------------------------------------------ torchtune compile_model / compile_loss
+    def _compile_backend(self, node: cst.Call, source: str) -> None:
+        if _BACKEND_ENV in self.context.module.code:
+            return  # the file sets (or porter set) the backend variable: its choice, and a fixed point
+        statement = next((a for a in self.ancestors(node) if isinstance(a, cst.SimpleStatementLine)), None)
+        if statement is None or not isinstance(self.parent(statement), (cst.IndentedBlock, cst.Module)):
+            self.mark(node, f"torchtune compiles with TORCH_COMPILE_BACKEND, default inductor ({source}): "
+                      "set it to neuron on a Trainium host")
+            return
+        torch, imports = torch_ref(self.context.module)
+        test = f'{torch}.accelerator.is_available() and {torch}.accelerator.current_accelerator().type == "neuron"'
+        new = cst.parse_statement(f'if {test}:\n    os.environ.setdefault("{_BACKEND_ENV}", "neuron")\n')
+        self.insert_before(statement, [new], f"torchtune compiles with TORCH_COMPILE_BACKEND, default inductor ({source}): "
+                           "neuron on a Trainium host", imports=(*imports, ImportSpec("os")))
 
     # ------------------------------------------------------------------ values
     def _may_be_accelerator(self, value: cst.BaseExpression) -> bool:

@@ -165,7 +165,13 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
     """Every finding the raw record supports, mapped to source lines."""
     base = os.path.dirname(os.path.abspath(script))
     out: list[Finding] = []
-    fullgraph = any(c.get("fullgraph") for c in record.get("compile_calls", []))
+    # A graph break under fullgraph=True raises where the backend honours it (the emulated one) and
+    # the run stops there: in a run that went on, every logged break came from a region compiled
+    # without it (torchrl's collector asks fullgraph for its policy, the script's update does not).
+    # Where breaks are reported rather than raised (the device target), any may be a fullgraph region's.
+    crashed = record.get("status") == "crashed"
+    fullgraph = any(c.get("fullgraph") and (c.get("fullgraph_reported", True) or crashed)
+                    for c in record.get("compile_calls", []))
 
     # -- host syncs ----------------------------------------------------------------------------------
     per_line: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -291,7 +297,10 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         if role != "port":
             continue
         problems = []
-        if call.get("backend") != "neuron":
+        if call.get("backend") != "neuron" and call.get("host_module"):
+            problems.append(("compile-backend-host", WARNING, f"torch.compile backend={call.get('backend')!r} of a module whose "
+                             "tensors are all on the CPU: it compiles for the host CPU, on a Trainium host too"))
+        elif call.get("backend") != "neuron":
             problems.append(("compile-backend", ERROR, f"torch.compile backend={call.get('backend')!r}: TorchNeuron compiles with backend='neuron' (checked with it here)"))
         if call.get("dynamic") is True:
             problems.append(("compile-dynamic", ERROR, "torch.compile(dynamic=True) is rejected by TorchNeuron"))

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from porter.check import analyze, parity
+from porter.check import analyze, parity, source
 from porter.check.report import ERROR, INFO, CheckReport, Finding, Parity
 from porter.check.runner import RunResult, RunSpec, run, spawns_ranks
 
@@ -164,16 +164,21 @@ def _counter_note(counter: str | None, record: dict) -> str:
     return f"no step counted: no optimizer.step() and no backward() ran ({record.get('backward_calls', 0)} backward call(s))"
 
 
-def _nothing_compiled(record: dict, allow_eager: bool) -> Finding:
-    """No graph reached the backend: the check verified no compile, whatever else it saw."""
+def _nothing_compiled(record: dict, allow_eager: bool, script: str) -> Finding:
+    """No graph reached the backend: the check verified no compile, whatever else it saw. Where
+    porter's own marker says it chose not to compile a module, the finding is at that marker."""
     if record.get("compile_calls"):
         message = "torch.compile was called but no compiled region ran: nothing was compiled"
     else:
         message = "no torch.compile in the script: nothing was compiled (the port runs eagerly, op by op)"
+    declined = source.declined_compiles(script)
+    if declined:
+        message += f"; porter left it uncompiled: {declined[0][1][:240]}" + (f" (+{len(declined) - 1} more)" if len(declined) > 1 else "")
+    where = {"file": os.path.basename(script), "line": declined[0][0]} if declined else {}
     if allow_eager:
-        return Finding(kind="nothing-compiled", severity=INFO, message=message + " (allowed by --allow-eager)")
+        return Finding(kind="nothing-compiled", severity=INFO, message=message + " (allowed by --allow-eager)", **where)
     return Finding(kind="nothing-compiled", severity=ERROR, message=message + "; pass --allow-eager if that is intended",
-                   rule=analyze.RULE_COMPILE_INSERT)
+                   rule=analyze.RULE_COMPILE_INSERT, **where)
 
 
 def _no_loss_reason(result: RunResult, who: str) -> str:
@@ -216,7 +221,7 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
     if main.record:
         notes.append(_counter_note(counter, record))
     if main.record and crash is None and not record.get("graphs"):
-        findings.append(_nothing_compiled(record, options.allow_eager))
+        findings.append(_nothing_compiled(record, options.allow_eager, options.script))
     if record.get("status") == "completed" and steps_run < options.steps:
         notes.append(f"the script finished after {steps_run} step(s) ({counter or 'no step counted'}), before --steps {options.steps}")
     if target == "emulated":

@@ -63,6 +63,20 @@ def marker(path: str, line: int) -> str | None:
     return None
 
 
+# compile_insert's markers where porter chose not to compile a module (NRN411-413 "not compiled ...").
+DECLINED = re.compile(r"#\s*porter:\s*(NRN41\d)\s+(not compiled.*)")
+
+
+def declined_compiles(path: str) -> tuple[tuple[int, str], ...]:
+    """(line, marker text) of each marker in the script where porter left a module uncompiled."""
+    found = []
+    for number, text in enumerate(_lines(path), 1):
+        match = DECLINED.search(text)
+        if match:
+            found.append((number, f"{match.group(1)} {match.group(2).strip()}"))
+    return tuple(found)
+
+
 def deliberate(text: str) -> bool:
     """True for a marker that says the sync is deliberate (control flow, a logging interval)."""
     match = MARKER.search("# " + text)

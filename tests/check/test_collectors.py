@@ -97,6 +97,17 @@ def test_data_dependent_branch_is_a_graph_break_under_fullgraph() -> None:
     assert report["crash"]["line"] == line
 
 
+def test_host_compile_and_a_break_outside_fullgraph_are_warnings() -> None:
+    code, report = check("host_policy_compile.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert findings(report, "compile-backend") == []  # a CPU module's compile runs on the host
+    (host,) = findings(report, "compile-backend-host")
+    assert host["line"] == marked_line("host_policy_compile.py", "HOST-COMPILE") and host["severity"] == "warning"
+    breaks = findings(report, "graph-break")
+    assert [f["line"] for f in breaks] == [marked_line("host_policy_compile.py", "BREAK-LINE")]
+    assert breaks[0]["severity"] == "warning" and "fullgraph" not in breaks[0]["message"]
+
+
 DUMP_DIR = Path(tempfile.gettempdir()) / "porter-check-tests" / "dump-lowering-fail"
 
 

@@ -33,6 +33,14 @@ def test_nothing_compiled_fails_unless_allowed() -> None:
     assert "nothing compiled" in allowed["verdict"]
 
 
+def test_nothing_compiled_names_the_marker_where_porter_declined() -> None:
+    code, report = check("declined_compile.py", "--steps", "2")
+    (finding,) = findings(report, "nothing-compiled")
+    assert code == 1 and finding["file"] == "declined_compile.py"
+    assert finding["line"] == marked_line("declined_compile.py", "porter: NRN413")
+    assert "porter left it uncompiled: NRN413 not compiled: model is a library module" in finding["message"]
+
+
 def test_sys_exit_shows_the_scripts_stderr() -> None:
     code, report = check("sys_exit.py", "--steps", "1")
     assert code == 2 and report["crash"]["message"] == "SystemExit: exit status 3"

@@ -114,6 +114,19 @@ def fallback_enabled(options: Any) -> bool:
     return os.environ.get("TORCH_NEURONX_DISABLE_FALLBACK_EXECUTION", "1").lower() in ("0", "false")
 
 
+def host_module(model: Any) -> bool:
+    """True for a module (or a module's bound method) whose parameters and buffers are all on the
+    CPU here: a region that runs on the host CPU of a Trainium machine, where Inductor is a
+    working backend (torchrl's collectors compile their CPU copy of the policy so)."""
+    from porter.check.harness.device_mode import dev_of
+
+    owner = model if isinstance(model, torch.nn.Module) else getattr(model, "__self__", None)
+    if not isinstance(owner, torch.nn.Module):
+        return False
+    tensors = [*owner.parameters(), *owner.buffers()]
+    return bool(tensors) and all(dev_of(t) != "neuron" for t in tensors)
+
+
 def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: bool = False) -> None:
     """Record every ``torch.compile`` call. Port, emulated: the emulated neuron backend, with
     ``fullgraph`` as the user asked (a graph break under ``fullgraph=True`` raises, as on the
@@ -132,6 +145,9 @@ def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: b
                 "fullgraph": bool(kwargs.get("fullgraph", False)),
                 "dynamic": kwargs.get("dynamic"),
                 "mode": kwargs.get("mode"),
+                "host_module": role == "port" and host_module(model),
+                # the emulated backend honours fullgraph (a break raises); the device target reports breaks instead
+                "fullgraph_reported": keep_options,
             }
         )
         if role == "original":
