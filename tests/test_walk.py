@@ -5,6 +5,7 @@ IMPORT names rules match), PositionProvider."""
 
 from __future__ import annotations
 
+import ast
 import functools
 import os
 from pathlib import Path
@@ -199,6 +200,7 @@ POSITION_SOURCES = [
     "import torch\nx = 1\ry = torch.cuda.synchronize()\r\nz = '''a\nb\r\nc'''; w = torch.cuda\n",
     "import torch\nclass A:\n    def f(self):\n        return torch.cuda.is_available()\nx = A()",
     "\n\n",
+    "class A:\n    # c\n\n    @\\\n    deco\n    # d\n    @other(\n  1)\n    def f(self): x = 1; y = 2\n\n    def g(self):\n        '''a\n b'''\n        return 3\n",
 ]
 
 
@@ -208,10 +210,12 @@ def test_positions_match_position_provider() -> None:
     for module in modules:
         index = TreeIndex(module)
         reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-        positions = StatementPositions(module, index.parents)
+        # Lines by code generation, and read from CPython's tree of the same text (checked against the text).
+        both = [StatementPositions(module, index.parents), StatementPositions(module, index.parents, module.code, ast.parse(module.code))]
         for node in index.preorder:
             start = reference[node].start
-            assert positions(node) == (start.line, start.column), (module.code_for_node(node)[:40], type(node).__name__)
+            for positions in both:
+                assert positions(node) == (start.line, start.column), (module.code_for_node(node)[:40], type(node).__name__)
 
 
 STAR_MODULES = ("torch", "torch.amp", "torch.backends.cuda", "torch.cuda", "torch.cuda.amp", "torch.distributed.fsdp",

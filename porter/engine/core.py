@@ -132,13 +132,14 @@ def _deep_line(tree: ast.AST) -> str:
     raise AssertionError("not that deep")
 
 
-def _parses(new: bytes, python_parses: bool) -> None:
+def _parses(new: bytes, python_parses: bool) -> ast.Module | None:
     """Raise when the port's output does not parse: by CPython's parser when it accepted the
-    original (a tenth of libcst's parse), else by libcst (syntax newer than this Python)."""
+    original (a tenth of libcst's parse; its tree is returned), else by libcst (syntax newer
+    than this Python)."""
     if python_parses:
-        ast.parse(new)
-    else:
-        cst.parse_module(new)
+        return ast.parse(new)
+    cst.parse_module(new)
+    return None
 
 
 # Rule.triggered_by, the words-then-pattern test prefilter shares the patterns of (a rule that
@@ -194,7 +195,7 @@ def _port_module(
 ) -> FileResult:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     tree = TreeIndex(module)
-    context = FileContext(path=path, text=text, module=module, options=options, wrapper=wrapper, tree=tree)
+    context = FileContext(path=path, text=text, module=module, options=options, wrapper=wrapper, tree=tree, python_tree=python_tree)
     metadata = FileMetadata(context)
     rules = [cls(context) for cls in rule_classes]
     for rule in rules:
@@ -263,10 +264,12 @@ def _port_module(
             )
         new = restored
     try:
-        _parses(new, python_tree is not None)
+        new_tree = _parses(new, python_tree is not None)
     except Exception as error:
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
-    findings = verify_port(new_module, path, had_fallback(tree, names))  # type: ignore[arg-type]
+    # The output's lines for the verifier's positions: CPython's tree of the spliced text.
+    lines = (new_text, new_tree) if new_text is not None and new_tree is not None else (None, None)
+    findings = verify_port(new_module, path, had_fallback(tree, names), *lines)  # type: ignore[arg-type]
     if findings and suppressions is not None:  # findings are at lines of the output: its comments
         suppressions = Suppressions.of(new_text if new_text is not None else new_module.code)
     findings = _unsuppressed_findings(findings, suppressions, options.suppress)

@@ -16,6 +16,7 @@ Rule authors: match module-level APIs with ``self.qualified(node)`` / ``self.mat
 from __future__ import annotations
 
 import abc
+import ast
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ class FileContext:
     analyses: dict[type, object] = field(default_factory=dict)
     wrapper: MetadataWrapper | None = None
     tree: TreeIndex | None = None
+    python_tree: ast.Module | None = None  # CPython's tree of ``text``: statements' lines for positions
     _positions: Callable[[cst.CSTNode], tuple[int, int]] | None = None
     # Imports the port may have made unused: (code, spec); removed only if really unused after.
     maybe_unused: list[tuple[str, ImportSpec, bool]] = field(default_factory=list)
@@ -91,7 +93,7 @@ class FileContext:
         """
         if self._positions is None:
             if self.tree is not None:
-                self._positions = StatementPositions(self.module, self.tree.parents)
+                self._positions = StatementPositions(self.module, self.tree.parents, self.text, self.python_tree)
             else:
                 wrapper = self.wrapper or MetadataWrapper(self.module, unsafe_skip_copy=True)
                 whole = wrapper.resolve(PositionProvider)

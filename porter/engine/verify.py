@@ -69,6 +69,7 @@ or function costs the positions of its innermost class or def body statement onl
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -203,11 +204,14 @@ class _Binding:
     uses: list[tuple[cst.BaseStatement, bool]] = field(default_factory=list)  # (statement, marked)
 
 
-def verify_port(module: cst.Module, path: str, had_fallback: bool) -> tuple[Finding, ...]:
-    """Verify a ported module (a tree not indexed yet): index it, resolve names lazily."""
+def verify_port(
+    module: cst.Module, path: str, had_fallback: bool, text: str | None = None, python_tree: ast.Module | None = None
+) -> tuple[Finding, ...]:
+    """Verify a ported module (a tree not indexed yet): index it, resolve names lazily. ``text``
+    and ``python_tree``: its code and CPython's tree of it, when known (cheaper positions)."""
     tree = TreeIndex(module)
     names = LazyQualifiedNames(tree, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))  # type: ignore[arg-type]
-    positions = StatementPositions(module, tree.parents)
+    positions = StatementPositions(module, tree.parents, text, python_tree)
     return Verifier(tree, names, positions, path).run(expect_fallback=had_fallback)
 
 

@@ -10,17 +10,31 @@ that innermost statement come from ``PositionProvider`` run over a module holdin
 wrapped in one ``if _:`` per enclosing body with that body's indent — the same code with the same
 indentation tokens, so the same columns. ``tests/test_walk.py`` compares both on fixtures and
 samples.
+
+When the engine has CPython's tree of the same text (``tree``, ``text``), the first line of a
+top-level statement, and of a statement of a class or def body, is read from it instead
+(``splice.first_lines``: no code generated for the statements before it); the innermost
+statement's code, generated anyway for its positions, must then be exactly the text at that line
+(with its indentation), or the line is computed as above. So the answer is the same either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import re
+from collections.abc import Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 from libcst.metadata.position_provider import NEWLINE_RE
 
+from porter.engine.fastcst.splice import first_lines
+
 _DEFS = (cst.ClassDef, cst.FunctionDef)
+_AST_DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_NEWLINE = re.compile(r"\r\n?|\n")
+# A body's statements read from CPython's tree: (statement -> number, first lines, CPython's statement of each).
+_AstBody = tuple[dict[cst.CSTNode, int], list[int], list[ast.stmt]]
 
 
 def _lines(code: str) -> int:
@@ -30,8 +44,15 @@ def _lines(code: str) -> int:
 class StatementPositions:
     """``(line, column)`` of nodes of ``module``'s original tree, like ``PositionProvider``'s start."""
 
-    def __init__(self, module: cst.Module, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> None:
+    def __init__(
+        self, module: cst.Module, parents: Mapping[cst.CSTNode, cst.CSTNode], text: str | None = None, tree: ast.Module | None = None
+    ) -> None:
         self._module = module
+        self._text = text
+        self._tree = tree
+        self._ast_bodies: dict[int, _AstBody | None] = {}  # id(module or def) -> its body from CPython's tree
+        self._checked: dict[int, int | None] = {}  # id(innermost statement) -> its first line, checked (None: not)
+        self._line_offsets: list[int] | None = None
         self._parents = parents
         self._index = {statement: number for number, statement in enumerate(module.body)}
         header = "".join(module.code_for_node(line) for line in module.header)
@@ -53,6 +74,10 @@ class StatementPositions:
         number = self._index.get(top)  # type: ignore[call-overload]
         if parent is None or number is None:  # module header/footer lines, or not in this tree
             return self._whole(node)
+        if self._tree is not None:
+            found = self._from_tree(node, path, number)
+            if found is not None:
+                return found
         while len(self._starts) <= number:
             done = len(self._starts) - 1
             self._starts.append(self._starts[done] + _lines(module.code_for_node(module.body[done])))
@@ -69,15 +94,91 @@ class StatementPositions:
             line += offset
             blocks.append(statement.body)
             statement, depth = child, depth - 2
+        start = self._inside_of(statement, blocks)[node].start
+        return line + start.line - 1 - len(blocks), start.column
+
+    def _alone(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> cst.Module:
+        """A module holding ``statement`` alone, in one ``if _:`` per enclosing body."""
+        wrapped: cst.BaseStatement = statement  # type: ignore[assignment]
+        for block in reversed(blocks):
+            wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
+        return self._module.with_changes(header=(), body=(wrapped,), footer=())
+
+    def _inside_of(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> Mapping[cst.CSTNode, CodeRange]:
         inside = self._inside.get(id(statement))
         if inside is None:
-            wrapped: cst.BaseStatement = statement  # type: ignore[assignment]
-            for block in reversed(blocks):
-                wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
-            alone = module.with_changes(header=(), body=(wrapped,), footer=())
-            inside = self._inside[id(statement)] = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(PositionProvider)
-        start = inside[node].start
+            inside = self._inside[id(statement)] = MetadataWrapper(self._alone(statement, blocks), unsafe_skip_copy=True).resolve(PositionProvider)
+        return inside
+
+    # ----------------------------------------------------------------- lines from CPython's tree
+    def _from_tree(self, node: cst.CSTNode, path: list[cst.CSTNode], number: int) -> tuple[int, int] | None:
+        """As ``__call__``, the statements' first lines read from CPython's tree; None when it
+        does not match or the text at the line found is not the statement's code."""
+        module = self._module
+        known = self._ast_body(module, module.body, self._tree.body)  # type: ignore[union-attr]
+        if known is None:
+            return None
+        _, lines, nodes = known
+        line, python = lines[number], nodes[number]
+        statement: cst.CSTNode = path[-1]
+        blocks: list[cst.IndentedBlock] = []
+        depth = len(path) - 1
+        while depth >= 2 and isinstance(statement, _DEFS) and path[depth - 1] is statement.body and isinstance(statement.body, cst.IndentedBlock):
+            if not isinstance(python, _AST_DEFS):
+                return None
+            known = self._ast_body(statement, statement.body.body, python.body)
+            if known is None:
+                return None
+            numbers, lines, nodes = known
+            child = path[depth - 2]
+            inner = numbers.get(child)
+            if inner is None:  # the body's own header or footer lines
+                break
+            line, python = lines[inner], nodes[inner]
+            blocks.append(statement.body)
+            statement, depth = child, depth - 2
+        checked = self._checked.get(id(statement), -1)
+        if checked == -1:
+            checked = self._checked[id(statement)] = line if self._is_at(statement, blocks, line) else None
+        if checked is None:
+            return None
+        start = self._inside_of(statement, blocks)[node].start
         return line + start.line - 1 - len(blocks), start.column
+
+    def _ast_body(self, owner: cst.CSTNode, statements: Sequence[cst.BaseStatement], body: Sequence[ast.stmt]) -> _AstBody | None:
+        if id(owner) in self._ast_bodies:
+            return self._ast_bodies[id(owner)]
+        lines = first_lines(statements, body)
+        found: _AstBody | None = None
+        if lines is not None:
+            nodes: list[ast.stmt] = []
+            at = 0
+            for statement in statements:
+                nodes.append(body[at])
+                at += len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+            found = ({statement: i for i, statement in enumerate(statements)}, lines, nodes)
+        self._ast_bodies[id(owner)] = found
+        return found
+
+    def _is_at(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock], line: int) -> bool:
+        """Whether the text at ``line`` is ``statement``'s code, indented as in its blocks."""
+        text = self._text
+        if text is None:
+            return False
+        if self._line_offsets is None:
+            self._line_offsets = [0, *(match.end() for match in _NEWLINE.finditer(text))]
+        offsets = self._line_offsets
+        if not 1 <= line <= len(offsets):
+            return False
+        code = self._alone(statement, blocks).code
+        at = 0
+        for _ in blocks:  # past the `if _:` lines
+            match = _NEWLINE.search(code, at)
+            if match is None:
+                return False
+            at = match.end()
+        own = code[at:]
+        return bool(own) and text.startswith(own, offsets[line - 1])
 
     def _body_line(self, owner: cst.ClassDef | cst.FunctionDef, child: cst.CSTNode) -> int | None:
         """Lines from the first line of ``owner``'s code to the first line of ``child``'s, or None

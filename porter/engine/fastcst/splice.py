@@ -30,13 +30,13 @@ def _same(first: Sequence[object], second: Sequence[object]) -> bool:
     return len(first) == len(second) and all(a is b for a, b in zip(first, second))
 
 
-def _first_lines(module: cst.Module, tree: ast.Module) -> list[int] | None:
-    """The 1-based line where the code of each statement of ``module.body`` starts (its
-    leading comment and blank lines included), or None when ``tree`` does not match it."""
-    body = tree.body
+def first_lines(statements: Sequence[cst.BaseStatement], body: Sequence[ast.stmt]) -> list[int] | None:
+    """The 1-based line where the code of each of ``statements`` (a module's or an indented
+    block's) starts (its leading comment and blank lines included), read from ``body``, CPython's
+    statements of the same code; None when ``body`` does not match them."""
     found: list[int] = []
     at = 0
-    for statement in module.body:
+    for statement in statements:
         if at >= len(body):
             return None
         node = body[at]
@@ -61,7 +61,7 @@ def spliced(original: cst.Module, new: cst.Module, text: str, tree: ast.Module |
         new.encoding, new.default_indent, new.default_newline, new.has_trailing_newline
     ):
         return None
-    lines = _first_lines(original, tree)
+    lines = first_lines(original.body, tree.body)
     if lines is None:
         return None
     line_starts = [0, *(match.end() for match in _NEWLINE.finditer(text))]
