@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
+from porter.engine.results import FileResult
+from porter.engine.rule import Rule
 
 FIXTURES = Path(__file__).parent / "fixtures"
 UPDATE = os.environ.get("PORTER_UPDATE_FIXTURES") == "1"
@@ -80,3 +84,19 @@ def read_findings(case: Case) -> list[tuple[int, str]]:
             number, code = line.split()
             found.append((int(number), code))
     return sorted(found)
+
+
+_PORTS: dict[tuple[bytes, str, Options, tuple[type[Rule], ...] | None], FileResult] = {}
+
+
+def ported(data: bytes, path: str = "<string>", options: Options | None = None, rules: Sequence[type[Rule]] | None = None) -> FileResult:
+    """``port_source``, remembered for the session: the sweeps (fixtures, prefilter agreement,
+    markers, styles, CPU fallback) port the same bytes with the same options again and again.
+    The port is a function of (bytes, path, options, rules) and its results are frozen, so one port
+    answers them all. Tests about a fresh port (cache, workers, bytes kept, time limits) call
+    ``port_source`` itself."""
+    options = options or Options()
+    key = (data, path, options, None if rules is None else tuple(rules))
+    if key not in _PORTS:
+        _PORTS[key] = port_source(data, path, options, rules)
+    return _PORTS[key]

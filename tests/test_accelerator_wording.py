@@ -9,9 +9,8 @@ import re
 
 import pytest
 
-from porter.engine.core import port_source
 from porter.engine.results import Success
-from tests.fixture_harness import FIXTURES, Case, options_for
+from tests.fixture_harness import FIXTURES, Case, options_for, ported
 
 CODES = {"NRN109", "NRN201", "NRN202", "NRN205", "NRN206", "NRN901", "NRN910"}
 # A device named "neuron" in advice or in a description of what was written; a table's "neuron"
@@ -40,7 +39,7 @@ def test_the_cases_cover_the_rules() -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_accelerator_style_names_what_it_wrote(case: Case) -> None:
-    result = port_source(case.source.read_bytes(), case.source.name, options_for(case))
+    result = ported(case.source.read_bytes(), case.source.name, options_for(case))
     if not isinstance(result, Success):
         return  # nothing written, nothing said (noop cases)
     for change in result.changes:

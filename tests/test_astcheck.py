@@ -22,7 +22,7 @@ from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, Success, Unchanged
-from tests.fixture_harness import cases, options_for
+from tests.fixture_harness import cases, options_for, ported
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((ROOT / "samples").glob("*.py"))
@@ -68,7 +68,7 @@ def test_rejecting_checks_are_necessary(path: Path) -> None:
     if facts is None:
         pytest.skip("CPython does not parse it: the libcst path")
     rejecting = [rule for rule in CHECKED if not rule.may_edit(facts)]
-    result = port_source(path.read_bytes(), path.name, options, rules=rejecting)
+    result = ported(path.read_bytes(), path.name, options, rules=rejecting)
     assert not isinstance(result, Success), f"checks of {[r.code for r in rejecting]} reject {path.name} but they change it: " + ", ".join(
         f"{c.code}@{c.line}" for c in result.changes
     )
@@ -80,7 +80,7 @@ def test_rejecting_checks_are_necessary(path: Path) -> None:
 def test_prefilter_on_and_off_agree(path: Path) -> None:
     data = path.read_bytes()
     options = _options(path)
-    assert _outcome(port_source(data, path.name, options)) == _outcome(port_source(data, path.name, options.with_changes(prefilter=False)))
+    assert _outcome(ported(data, path.name, options)) == _outcome(ported(data, path.name, options.with_changes(prefilter=False)))
 
 
 MODEL = '''\

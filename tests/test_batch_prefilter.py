@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, Success, Unchanged
-from tests.fixture_harness import cases, options_for
+from tests.fixture_harness import cases, options_for, ported
 
 pytestmark = pytest.mark.corpus
 
@@ -46,8 +45,8 @@ def _outcome(result: object) -> tuple[object, ...]:
 def test_prefilter_on_and_off_agree(path: Path) -> None:
     data = path.read_bytes()
     options = _options(path)
-    with_prefilter = port_source(data, path.name, options.with_changes(prefilter=True))
-    without = port_source(data, path.name, options.with_changes(prefilter=False))
+    with_prefilter = ported(data, path.name, options.with_changes(prefilter=True))
+    without = ported(data, path.name, options.with_changes(prefilter=False))
     assert _outcome(with_prefilter) == _outcome(without)
 
 
@@ -58,7 +57,7 @@ def test_untriggered_rules_change_nothing(path: Path) -> None:
     silent = [rule for rule in all_rules() if not rule.triggered_by(text)]
     if not silent:
         pytest.skip("every rule is triggered by this file")
-    result = port_source(data, path.name, Options(prefilter=False, all_files=True), rules=silent)
+    result = ported(data, path.name, Options(prefilter=False, all_files=True), rules=silent)
     assert isinstance(result, Unchanged), (
         f"rules {[r.code for r in silent]} were skipped by their triggers but change {path.name}: "
         + ", ".join(f"{c.code}@{c.line}" for c in getattr(result, "changes", ()))
@@ -72,7 +71,7 @@ def test_files_the_prefilter_skips_are_unchanged_without_it(path: Path) -> None:
     # that is not being ported (their edits would be dropped, so the engine skips the parse).
     data = path.read_bytes()
     options = _options(path)
-    result = port_source(data, path.name, options.with_changes(prefilter=True))
+    result = ported(data, path.name, options.with_changes(prefilter=True))
     if not (isinstance(result, Unchanged) and result.skipped == "prefilter"):
         return
-    assert _outcome(port_source(data, path.name, options.with_changes(prefilter=False))) == ("unchanged",)
+    assert _outcome(ported(data, path.name, options.with_changes(prefilter=False))) == ("unchanged",)

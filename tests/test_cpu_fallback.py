@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.results import Success
+from tests.fixture_harness import ported
 
 pytest.importorskip("torch")  # every port is imported in a child process with torch
 
@@ -124,7 +124,7 @@ def _sample_pairs() -> list[tuple[str, str, str]]:
     pairs = []
     for source in sorted([*SAMPLES.glob("*.py"), *SAMPLES.glob("*/*.py")]):
         original = source.read_text()
-        result = port_source(original.encode(), str(source), Options())
+        result = ported(original.encode(), str(source), Options())
         ported = result.new_text if isinstance(result, Success) else original
         pairs.append((f"samples/{source.relative_to(SAMPLES)}", original, ported))
     return pairs

@@ -7,10 +7,9 @@ import difflib
 import libcst as cst
 import pytest
 
-from porter.engine.core import port_source
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, Success, Unchanged
-from tests.fixture_harness import FIXTURES, UPDATE, Case, cases, options_for, read_findings
+from tests.fixture_harness import FIXTURES, UPDATE, Case, cases, options_for, ported, read_findings
 
 CASES = cases()
 
@@ -30,7 +29,7 @@ def _diff(expected: bytes, actual: bytes) -> str:
 def test_fixture(case: Case) -> None:
     options = options_for(case)
     source = case.source.read_bytes()
-    result = port_source(source, case.source.name, options)
+    result = ported(source, case.source.name, options)
     assert not isinstance(result, Failure), result.reason
     actual = result.new if isinstance(result, Success) else source
     found = sorted((change.line, change.code) for change in getattr(result, "changes", ()))
@@ -51,7 +50,7 @@ def test_fixture(case: Case) -> None:
 
     # The port re-parses, and porting it again changes nothing (idempotency).
     cst.parse_module(actual)
-    again = port_source(actual, case.source.name, options)
+    again = ported(actual, case.source.name, options)
     assert isinstance(again, Unchanged), "second port changed the file:\n" + (
         _diff(actual, again.new) if isinstance(again, Success) else str(again)
     )

@@ -10,11 +10,10 @@ import jsonschema
 import pytest
 
 from porter.cli import main
-from porter.engine.core import port_source
 from porter.engine.markers import marker_comments
 from porter.engine.results import Success
 from porter.reports.markers import file_markers
-from tests.fixture_harness import FIXTURES, Case, options_for
+from tests.fixture_harness import FIXTURES, Case, options_for, ported
 from tests.test_reports import _schema
 
 TRAIN = b"""import torch
@@ -110,7 +109,7 @@ MARKED = sorted(p for p in FIXTURES.glob("*/*.in.py") if _writes_a_marker(p))
 def test_this_runs_markers_are_not_counted_as_earlier(source: Path) -> None:
     """Each marker the run adds is matched to the comment it wrote: only the input's own markers
     are an earlier run's (every fixture whose port writes a marker)."""
-    result = port_source(source.read_bytes(), source.name, options_for(Case(source)))
+    result = ported(source.read_bytes(), source.name, options_for(Case(source)))
     assert isinstance(result, Success)
     found = file_markers(result)
     assert len(found.earlier) == len(marker_comments(source.read_text()))

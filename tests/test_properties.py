@@ -118,16 +118,13 @@ def test_random_programs_keep_every_unmatched_line(program: str, injected: list[
 
 import ast  # noqa: E402
 import re  # noqa: E402
-import sys  # noqa: E402
 from dataclasses import replace  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
 from porter.engine.registry import all_rules  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).parent))
-from fixture_harness import cases, options_for  # noqa: E402
+from tests.fixture_harness import cases, options_for, ported  # noqa: E402
 
 _MARKER = re.compile(r"#\s*porter:.*")
 _LINE_REF = re.compile(r"\bline \d+\b")
@@ -218,7 +215,7 @@ def test_every_fixture_ports_in_either_style_without_an_internal_error(style: st
     (``match d.type: case "cuda":`` made NRN101 write a call into a pattern in accelerator style)."""
     broken = []
     for case in cases():
-        result = port_source(case.source.read_bytes(), case.id, replace(options_for(case), style=style))
+        result = ported(case.source.read_bytes(), case.source.name, replace(options_for(case), style=style))
         if isinstance(result, Failure) and result.kind in ("internal", "conflict"):
             broken.append(f"{case.id}: {result.reason}")
     assert not broken, "\n".join(broken)

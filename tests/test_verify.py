@@ -19,6 +19,7 @@ from porter.engine.results import Failure, Finding, FindingKind, Success, Unchan
 from porter.engine.verify import bind_problem, had_fallback, verify_port
 from porter.rules._tables.neuron_api import REQUIRED, TABLE
 from porter.rules.cuda_only_deps import CudaOnlyDeps
+from tests.fixture_harness import ported
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -329,7 +330,7 @@ def test_findings_ride_on_success_and_unchanged_and_pickle() -> None:
 @pytest.mark.corpus  # a sweep over every fixture and sample: out of the fast loop, still in CI
 def test_samples_port_with_nothing_unmarked_left() -> None:
     for path in sorted((ROOT / "samples").rglob("*.py")):
-        result = port_source(path.read_bytes(), str(path), Options())
+        result = ported(path.read_bytes(), str(path), Options())
         if isinstance(result, Failure):
             continue  # a known engine refusal (reported elsewhere): nothing written, nothing to verify
         findings = getattr(result, "findings", ())
