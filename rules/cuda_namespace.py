@@ -648,7 +648,7 @@ class CudaNamespace(Rule):
     def _postponed_annotations(self) -> bool:
         return any(
             isinstance(line, cst.SimpleStatementLine)
-            and any(isinstance(small, cst.ImportFrom) and dotted(small.module) == "__future__"
+            and any(isinstance(small, cst.ImportFrom) and small.module is not None and dotted(small.module) == "__future__"
                     and not isinstance(small.names, cst.ImportStar)
                     and any(alias.name.value == "annotations" for alias in small.names) for small in line.body)
             for line in self.context.module.body

@@ -236,7 +236,9 @@ class DeviceStrings(Rule):
             return
         members: dict[str, tuple[cst.SimpleStatementLine, cst.Tuple]] = {}
         for line in node.body.body:
-            small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+            if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+                continue
+            small = line.body[0]
             if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
                     and isinstance(small.value, cst.Tuple) and small.value.elements):
                 kind = string_value(small.value.elements[0].value)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from porter.engine.core import port_source
 from porter.engine.options import Options
 from porter.engine.results import Success
 from tests.fixture_harness import ported
@@ -125,8 +126,8 @@ def _sample_pairs() -> list[tuple[str, str, str]]:
     for source in sorted([*SAMPLES.glob("*.py"), *SAMPLES.glob("*/*.py")]):
         original = source.read_text()
         result = ported(original.encode(), str(source), Options())
-        ported = result.new_text if isinstance(result, Success) else original
-        pairs.append((f"samples/{source.relative_to(SAMPLES)}", original, ported))
+        port = result.new_text if isinstance(result, Success) else original
+        pairs.append((f"samples/{source.relative_to(SAMPLES)}", original, port))
     return pairs
 
 

@@ -123,7 +123,6 @@ from dataclasses import replace  # noqa: E402
 import pytest  # noqa: E402
 
 from porter.engine.registry import all_rules  # noqa: E402
-
 from tests.fixture_harness import cases, options_for, ported  # noqa: E402
 
 _MARKER = re.compile(r"#\s*porter:.*")

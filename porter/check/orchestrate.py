@@ -174,11 +174,12 @@ def _nothing_compiled(record: dict, allow_eager: bool, script: str) -> Finding:
     declined = source.declined_compiles(script)
     if declined:
         message += f"; porter left it uncompiled: {declined[0][1][:240]}" + (f" (+{len(declined) - 1} more)" if len(declined) > 1 else "")
-    where = {"file": os.path.basename(script), "line": declined[0][0]} if declined else {}
+    file = os.path.basename(script) if declined else None
+    line = declined[0][0] if declined else None
     if allow_eager:
-        return Finding(kind="nothing-compiled", severity=INFO, message=message + " (allowed by --allow-eager)", **where)
+        return Finding(kind="nothing-compiled", severity=INFO, message=message + " (allowed by --allow-eager)", file=file, line=line)
     return Finding(kind="nothing-compiled", severity=ERROR, message=message + "; pass --allow-eager if that is intended",
-                   rule=analyze.RULE_COMPILE_INSERT, **where)
+                   rule=analyze.RULE_COMPILE_INSERT, file=file, line=line)
 
 
 def _no_loss_reason(result: RunResult, who: str) -> str:

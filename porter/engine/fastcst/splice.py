@@ -41,7 +41,7 @@ def first_lines(statements: Sequence[cst.BaseStatement], body: Sequence[ast.stmt
             return None
         node = body[at]
         line = node.lineno
-        above = len(statement.leading_lines)
+        above = len(getattr(statement, "leading_lines", ()))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
             decorators = getattr(statement, "decorators", ())
             if not decorators:
