@@ -27,6 +27,7 @@ from porter.rules._lib.branches import (
 from porter.rules._lib.device import torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.statements import wrapped_in_if
 from porter.rules._lib.tree import child_index, enclosing_function
 from porter.rules._tables.cuda import (
     ACCELERATOR,
@@ -402,14 +403,7 @@ class CudaNamespace(Rule):
         if any(isinstance(a, cst.ExceptHandler) for a in self.ancestors(line)):
             return  # an error handler (an OOM back-off) runs after device work failed: the device exists
         name, imports = torch_ref(self.context.module)
-        test = cst.parse_expression(f"{name}.accelerator.is_available()")
-
-        def transform(updated: cst.CSTNode) -> cst.CSTNode:
-            assert isinstance(updated, cst.SimpleStatementLine)
-            body = cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])])
-            return cst.If(test=test, body=body, leading_lines=updated.leading_lines)
-
-        self.replace(line, transform, None, imports=imports)
+        self.replace(line, wrapped_in_if(cst.parse_expression(f"{name}.accelerator.is_available()")), None, imports=imports)
 
     def _guard_value(self, node: cst.CSTNode, cpu_value: str) -> None:
         """``peak = torch.cuda.max_memory_allocated() / 2**30`` with no availability test around

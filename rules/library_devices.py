@@ -25,6 +25,7 @@ from porter.rules._lib.collectors import (
 )
 from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.statements import wrapped_in_if
 from porter.rules._lib.tree import child_index, enclosing_function
 
 # Library callees, what they accept, and where their source says so (the versions of the corpus).
@@ -315,13 +316,7 @@ class LibraryDevices(Rule):
         for ancestor in self.ancestors(line):
             if isinstance(ancestor, cst.If) and test in self.context.module.code_for_node(ancestor.test):
                 return  # the port's own guard (a fixed point)
-
-        def wrap(updated: cst.CSTNode) -> cst.CSTNode:
-            assert isinstance(updated, cst.SimpleStatementLine)
-            body = cst.IndentedBlock(body=[updated.with_changes(leading_lines=[])])
-            return cst.If(test=cst.parse_expression(test), body=body, leading_lines=updated.leading_lines)
-
-        self.replace(line, wrap, f"torchtune's cleanup_before_training empties torch.cpu's cache on a Trainium host "
+        self.replace(line, wrapped_in_if(cst.parse_expression(test)), f"torchtune's cleanup_before_training empties torch.cpu's cache on a Trainium host "
                      f"({source}): skipped there", imports=imports)
 
     # ------------------------------------------------------------------ torchrl collectors
@@ -486,8 +481,9 @@ class LibraryDevices(Rule):
         position = next(i for i, statement in enumerate(block.body) if statement is line)
         run: list[cst.BaseStatement] = [line]
         rest = list(block.body[position + 1:])
-        while held and rest and isinstance(rest[0], cst.SimpleStatementLine) and _reads(self, rest[0], held):
-            run.append(rest.pop(0))
+        while (held and rest and isinstance(rest[0], cst.SimpleStatementLine) and not rest[0].leading_lines
+               and _reads(self, rest[0], held)):
+            run.append(rest.pop(0))  # (a statement with its own comment lines ends the run: see wrapped_in_if)
         if held and any(_reads(self, statement, held) for statement in rest):
             return False
         test = f'{device}.type != "neuron"'
@@ -497,13 +493,7 @@ class LibraryDevices(Rule):
         if isinstance(owner, cst.If) and owner.body is block and len(run) == len(block.body):
             self.replace(owner.test, lambda updated: _and(cast(cst.BaseExpression, updated), test), message)
             return True
-
-        def wrap(updated: cst.CSTNode) -> cst.CSTNode:
-            assert isinstance(updated, cst.SimpleStatementLine)
-            body = [updated.with_changes(leading_lines=[]), *(s.with_changes(leading_lines=[]) for s in run[1:])]
-            return cst.If(test=cst.parse_expression(test), body=cst.IndentedBlock(body=body), leading_lines=updated.leading_lines)
-
-        self.replace(line, wrap, message)
+        self.replace(line, wrapped_in_if(cst.parse_expression(test), run[1:]), message)
         for statement in run[1:]:
             self.remove_statement(statement, None)
         return True

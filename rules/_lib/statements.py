@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from porter.engine.changes import Safety
-from porter.engine.rule import Rule
+from porter.engine.rule import NodeTransform, Rule
 
 StatementTest = Callable[[cst.BaseStatement], bool]
 
@@ -58,3 +58,17 @@ def single_small(statement: cst.BaseStatement) -> cst.BaseSmallStatement | None:
     if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
         return statement.body[0]
     return None
+
+
+def wrapped_in_if(test: cst.BaseExpression, following: Sequence[cst.BaseStatement] = ()) -> NodeTransform:
+    """A transform of a statement line: ``if test:`` around it and ``following`` (the statements
+    right after it, which the caller removes from where they were; they must carry no comment or
+    blank lines of their own, which the engine would move on from a removed statement). The lines
+    above the statement stay above the ``if``."""
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        body = cst.IndentedBlock(body=[updated.with_changes(leading_lines=[]), *following])
+        return cst.If(test=test, body=body, leading_lines=updated.leading_lines)
+
+    return transform
