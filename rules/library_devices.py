@@ -10,7 +10,7 @@ import libcst as cst
 
 from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import ImportSpec, Safety
-from porter.engine.rule import Rule
+from porter.engine.rule import FileContext, Rule
 from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._lib.collectors import (
@@ -64,16 +64,17 @@ MEMORY_STATS: dict[str, str] = {
     "torchtune.training.get_memory_stats": "torchtune/training/memory.py:266",
     "torchtune.training.memory.get_memory_stats": "torchtune/training/memory.py:266",
 }
-# torchtune 0.6.1 compile_model / compile_loss (torchtune/training/_compile.py:47, :74) compile with
+# torchtune 0.6.1 compile_model / compile_loss (torchtune/training/_compile.py:47, :73) compile with
 # backend=os.environ.get("TORCH_COMPILE_BACKEND", "inductor"): Inductor on a Trainium host, where
 # TorchNeuron compiles with backend="neuron" only (neuron-facts 3.x: "does not use TorchInductor").
 COMPILERS: dict[str, str] = {
     "torchtune.training.compile_model": "torchtune/training/_compile.py:47",
     "torchtune.training._compile.compile_model": "torchtune/training/_compile.py:47",
-    "torchtune.training.compile_loss": "torchtune/training/_compile.py:74",
-    "torchtune.training._compile.compile_loss": "torchtune/training/_compile.py:74",
+    "torchtune.training.compile_loss": "torchtune/training/_compile.py:73",
+    "torchtune.training._compile.compile_loss": "torchtune/training/_compile.py:73",
 }
 _BACKEND_ENV = "TORCH_COMPILE_BACKEND"
+_RECIPE_DEVICE = "self._device"  # the device a torchtune recipe loads its model and loss onto
 
 # torchtune 0.6.1 cleanup_before_training (torchtune/training/memory.py:46-53) empties the cache of
 # get_torch_device_namespace(), the host's namespace (cuda/npu/xpu, else torch.cpu): torch.cpu on a
@@ -180,7 +181,7 @@ class LibraryDevices(Rule):
         has ``max_memory_allocated`` but a different ``memory_stats`` schema (neuron-facts 4.x:
         nested ``active_bytes`` dicts), so the call cannot simply be pointed at it.
         torchtune's ``compile_model``/``compile_loss`` call ``torch.compile(backend=os.environ.get(
-        "TORCH_COMPILE_BACKEND", "inductor"))`` (``torchtune/training/_compile.py:47,74``): with the
+        "TORCH_COMPILE_BACKEND", "inductor"))`` (``torchtune/training/_compile.py:47,73``): with the
         config's ``compile: True`` a Trainium host compiles the neuron tensors with Inductor, which
         TorchNeuron does not use (AWS Neuron docs, about torch.compile); its backend is
         ``"neuron"``. ``setdefault`` keeps a backend the user set in the environment; the host test
@@ -219,7 +220,7 @@ class LibraryDevices(Rule):
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
         if self._device.type not in ("cpu", "neuron"):
             memory_stats = training.get_memory_stats(device=self._device)
-        if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":
+        if self._device.type == "neuron":
             os.environ.setdefault("TORCH_COMPILE_BACKEND", "neuron")
         training.compile_model(model)
 
@@ -245,9 +246,12 @@ class LibraryDevices(Rule):
         ``D.type != "cpu"`` (or the port's ``D.type != "neuron"``) in an enclosing ``if`` (alone or
         in an ``and``); on neuron the recipe then logs no memory. The statements wrapped with the
         call are those right after it that name what it assigned (a bare name anywhere in them).
-        The compile backend follows the host, not the recipe's device: a recipe run with
-        ``device=cpu`` and ``compile=True`` on a Trainium host compiles CPU tensors with the
-        neuron backend. The variable is set for the process (later torchtune compiles read it too).
+        The compile backend follows the recipe's device where the call is in a method of a class
+        whose ``__init__`` sets ``self._device`` to ``torch.device(...)`` or torchtune's
+        ``get_device(...)`` (torchtune's recipes: the model and loss are put on it), else the
+        host: then a script run with ``device=cpu`` and ``compile=True`` on a Trainium host
+        compiles CPU tensors with the neuron backend. The variable is set for the process (later
+        torchtune compiles read it too), so a block gets the line once, before its first call.
     """
 
     code: ClassVar[str] = "NRN116"
@@ -267,6 +271,10 @@ class LibraryDevices(Rule):
         return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
                                                     COMPILERS)
                    for name in table)
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._backend_blocks: list[cst.CSTNode] = []  # blocks given the compile-backend line (held, compared by `is`)
 
     def visit_Call(self, node: cst.Call) -> None:
         names = self.qualified(node.func)
@@ -536,11 +544,38 @@ class LibraryDevices(Rule):
             self.mark(node, f"torchtune compiles with TORCH_COMPILE_BACKEND, default inductor ({source}): "
                       "set it to neuron on a Trainium host")
             return
+        block = self.parent(statement)
+        if any(seen is block for seen in self._backend_blocks):
+            return  # an earlier statement of this block already set it: it runs first
+        self._backend_blocks.append(cast(cst.CSTNode, block))
         torch, imports = torch_ref(self.context.module)
-        test = f'{torch}.accelerator.is_available() and {torch}.accelerator.current_accelerator().type == "neuron"'
+        recipe = self._recipe_device(statement)
+        test = (f'{_RECIPE_DEVICE}.type == "neuron"' if recipe else
+                f'{torch}.accelerator.is_available() and {torch}.accelerator.current_accelerator().type == "neuron"')
         new = cst.parse_statement(f'if {test}:\n    os.environ.setdefault("{_BACKEND_ENV}", "neuron")\n')
         self.insert_before(statement, [new], f"torchtune compiles with TORCH_COMPILE_BACKEND, default inductor ({source}): "
-                           "neuron on a Trainium host", imports=(*imports, ImportSpec("os")))
+                           f"neuron {'where the recipe device is neuron' if recipe else 'on a Trainium host'}",
+                           imports=(*imports, ImportSpec("os")))
+
+    def _recipe_device(self, statement: cst.CSTNode) -> bool:
+        """The statement is in a method (first parameter ``self``) of a class whose ``__init__``
+        sets ``self._device`` to a device: ``torch.device(...)`` or torchtune's ``get_device(...)``
+        (torchtune's recipes, ``recipes/full_finetune_single_device.py:120``)."""
+        method = enclosing_function(self, statement)
+        if method is None or not method.params.params or method.params.params[0].name.value != "self":
+            return False
+        body = self.parent(method)
+        owner = self.parent(body) if body is not None else None
+        if not isinstance(owner, cst.ClassDef):
+            return False
+        init = next((s for s in owner.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+        if init is None:
+            return False
+        devices = ("torch.device", *DEVICE_GETTERS)
+        return any(
+            isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and self.matches(node.value.func, *devices)
+            and any(dotted(t.target) == _RECIPE_DEVICE for t in node.targets)
+            for node in child_index(self).walk(init))
 
     # ------------------------------------------------------------------ values
     def _may_be_accelerator(self, value: cst.BaseExpression) -> bool:
