@@ -14,6 +14,7 @@ from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword, positional
+from porter.rules._lib.causal_masks import constructors_in, module_kind, unhinted_masks
 from porter.rules._lib.hf import origin
 from porter.rules._lib.nodes import dotted, method_name, string_value
 from porter.rules._lib.tree import child_index, enclosing_function
@@ -924,6 +925,18 @@ class CompileInsert(Rule):
 
     # ----------------------------------------------------------------- the insertion
     def _insert(self, module: cst.Module, site: _Site) -> None:
+        arms = self._arms(site)
+        if arms is not None:
+            per_arm = [self._rnn_dropout(module, self._builder(arm, site.name)) for arm in arms]
+            if any(per_arm) and not all(per_arm):  # `if args.model == "Transformer": ... else: RNNModel(...)`
+                for arm, dropout in zip(arms, per_arm):
+                    mentions = [s for s in arm if _mentions(s, site.name) and not isinstance(s, (cst.FunctionDef, cst.ClassDef))]
+                    inner = _Site(site.name, mentions[-1], before=False, builder=self._builder(arm, site.name))
+                    if dropout is not None:
+                        self._mark_rnn_dropout(inner, dropout)
+                    else:
+                        self._insert(module, inner)
+                return
         if site.builder is not None and self._torch_native(site.builder):
             self.mark(
                 site.builder,
@@ -970,6 +983,27 @@ class CompileInsert(Rule):
             self.insert_before(site.anchor, new, message)
         else:
             self.insert_after(site.anchor, new, message)
+
+    def _arms(self, site: _Site) -> list[Sequence[cst.BaseStatement]] | None:
+        """The bodies of an ``if``/``elif``/``else`` anchor when every arm builds the model (each
+        arm is then a model of its own; its compile goes at the end of the arm)."""
+        if site.before or site.fsdp is not None or not isinstance(site.anchor, cst.If):
+            return None
+        arms: list[Sequence[cst.BaseStatement]] = []
+        branch: cst.If | cst.Else | None = site.anchor
+        while branch is not None:
+            body = branch.body.body
+            if not isinstance(body, (list, tuple)) or self._builder(body, site.name) is None:
+                return None
+            arms.append(body)
+            branch = branch.orelse if isinstance(branch, cst.If) else None
+        return arms if len(arms) > 1 and isinstance(self._last_branch(site.anchor), cst.Else) else None
+
+    @staticmethod
+    def _last_branch(node: cst.If) -> cst.If | cst.Else:
+        while isinstance(node.orelse, cst.If):
+            node = node.orelse
+        return node.orelse if node.orelse is not None else node
 
     def _arguments(self, module: cst.Module, site: _Site) -> list[str]:
         arguments = [] if self.options.style == "accelerator" else ['backend="neuron"']
@@ -1161,6 +1195,10 @@ def _clean_model(module: cst.Module, builder: cst.BaseExpression, qualify: Quali
     if root is None or not _method(root, "forward"):
         return False
     seen_classes = _reachable_classes(root, classes)
+    # torch's Transformer modules held by these classes: given a mask without its causal hint, they
+    # test it on the host (rules/_lib/causal_masks.py), which fullgraph=True cannot trace.
+    transformers = {name: kind for cls in seen_classes for name, kind in constructors_in(cls, qualify).items()
+                    if name.startswith("self.")}
     todo: list[cst.FunctionDef] = []
     for cls in seen_classes:
         todo.extend(f for f in (_method(cls, "forward"),) if f is not None)
@@ -1174,6 +1212,9 @@ def _clean_model(module: cst.Module, builder: cst.BaseExpression, qualify: Quali
             return False
         for call in m.findall(function, m.Call()):
             assert isinstance(call, cst.Call)
+            kind = module_kind(call, transformers)
+            if kind is not None and unhinted_masks(call, kind):
+                return False
             if isinstance(call.func, cst.Name) and call.func.value in functions:
                 todo.append(functions[call.func.value])
             elif isinstance(call.func, cst.Attribute) and dotted(call.func.value) == "self":
