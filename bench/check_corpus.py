@@ -141,6 +141,10 @@ _TORCHTUNE_QWEN = ("--config", "configs/qwen2_5/0.5B_full_single_device.yaml",
 # same base checkpoint (the recipe loads it with strict=False and checks only LoRA keys are missing).
 _TORCHTUNE_LORA = ("--config", "configs/qwen2_5/0.5B_lora_single_device.yaml",
                    "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON)
+_TORCHTUNE_FULL_DIST = ("--config", "configs/qwen2_5/0.5B_full.yaml",
+                        "model._component_=torchtune.models.qwen2.qwen2", *_TORCHTUNE_COMMON)
+_TORCHTUNE_LORA_DIST = ("--config", "configs/qwen2_5/0.5B_lora.yaml",
+                        "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON)
 # torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
 # their YAML: the config is written here with exactly the keys the script (and its utils) read, the
 # project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
@@ -155,9 +159,9 @@ _TORCHRL_COMPILED = " (compile.compile: True, the script's own switch: see _COMP
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
-        "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed", "full_finetune_distributed",
+        "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed",
         "knowledge_distillation_distributed", "knowledge_distillation_single_device",
-        "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_distributed", "lora_finetune_single_device",
+        "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_single_device",
         "ppo_full_finetune_single_device", "qat_distributed", "qat_lora_finetune_distributed")},
     "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
         _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
@@ -168,6 +172,16 @@ RECIPES: dict[str, Recipe] = {
         _TORCHTUNE_LORA, make=_TORCHTUNE_MAKE,
         why="the project's Qwen2.5 LoRA config on the same synthetic base checkpoint, tokenizer files and Alpaca "
             "JSON as full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
+    # The distributed recipes on 2 ranks (torchrun; FSDP2 over the emulated device's collectives), the
+    # project's multi-device Qwen2.5 configs, the same synthetic files.
+    "torchtune-0.6.1/recipes/full_finetune_distributed.py": Recipe(
+        _TORCHTUNE_FULL_DIST, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's multi-device Qwen2.5 config on 2 ranks, the synthetic files of full_finetune_single_device "
+            "(see _TORCHTUNE_MAKE); compile=True (see _TORCHTUNE_COMMON)"),
+    "torchtune-0.6.1/recipes/lora_finetune_distributed.py": Recipe(
+        _TORCHTUNE_LORA_DIST, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's multi-device Qwen2.5 LoRA config on 2 ranks, the synthetic files of "
+            "full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)

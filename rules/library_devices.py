@@ -101,6 +101,13 @@ DEVICE_GETTERS: dict[str, str] = {
 # torchtune 0.6.1's subpackages (a file below one is the library's own code).
 _TORCHTUNE_PACKAGES = frozenset({"training", "utils", "modules", "models", "data", "datasets", "config", "rlhf",
                                  "generation", "dev", "_cli"})
+# torchtune 0.6.1's CheckpointClient(cfg) calls get_device(device=cfg.device) itself
+# (torchtune/training/checkpointing/_checkpoint_client.py:75): the same rejection of an unindexed
+# neuron device under torchrun, in the library (full_finetune_distributed.py:183).
+CONFIG_DEVICE_READERS: dict[str, str] = {
+    "torchtune.training.checkpointing._checkpoint_client.CheckpointClient":
+        "torchtune/training/checkpointing/_checkpoint_client.py:75",
+}
 _INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 _HOST_NOT_NEURON = 'getattr({torch}.accelerator.current_accelerator(), "type", None) != "neuron"'
 
@@ -152,6 +159,10 @@ class LibraryDevices(Rule):
           "LOCAL_RANK" in os.environ else get_device(device=D)`` (a ``"cuda"`` literal D: its
           port, and only the LOCAL_RANK test); a review marker where D is missing, ``None`` or
           an expression other than a name, attribute or literal.
+          torchtune's ``CheckpointClient(cfg)`` there (it calls ``get_device(cfg.device)``
+          itself) gets ``OmegaConf.merge(cfg, {"device": str(self._device)}) if
+          str(self._device).startswith("neuron:") else cfg`` in a recipe that holds
+          ``self._device``; a marker elsewhere.
         * torchtune's ``compile_model(...)`` / ``compile_loss(...)`` statement gets, before it, the
           neuron backend as the default of the variable they read, on a neuron host only:
           ``if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":``
@@ -281,16 +292,17 @@ class LibraryDevices(Rule):
                               "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
-                                           "cleanup_before_training", "get_device", "compile_model", "compile_loss")
+                                           "cleanup_before_training", "get_device", "compile_model", "compile_loss",
+                                           "CheckpointClient")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
-        COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS or COMPILERS (each part of it then an
+        COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS, COMPILERS or CONFIG_DEVICE_READERS (each part of it then an
         identifier of the file)."""
         return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
-                                                    COMPILERS)
+                                                    COMPILERS, CONFIG_DEVICE_READERS)
                    for name in table)
 
     def __init__(self, context: FileContext) -> None:
@@ -314,6 +326,8 @@ class LibraryDevices(Rule):
             self._device_getter(node, next(DEVICE_GETTERS[n] for n in names if n in DEVICE_GETTERS))
         elif any(n in COMPILERS for n in names):
             self._compile_backend(node, next(COMPILERS[n] for n in names if n in COMPILERS))
+        elif any(n in CONFIG_DEVICE_READERS for n in names) and self._distributed() and not self._in_torchtune():
+            self._config_reader(node, next(CONFIG_DEVICE_READERS[n] for n in names if n in CONFIG_DEVICE_READERS))
 
     def _in_torchtune(self) -> bool:
         """The file is torchtune's own (``torchtune/<subpackage>/...``, not a clone's ``recipes/``):
@@ -499,6 +513,24 @@ class LibraryDevices(Rule):
 
         self.replace(node, indexed, f"{why}: neuron:LOCAL_RANK under torchrun, TorchNeuron's index for the rank (and no "
                      "device touched before init_process_group)", imports=(*imports, ImportSpec("os")))
+
+    def _config_reader(self, node: cst.Call, source: str) -> None:
+        """``CheckpointClient(cfg)`` in a torchrun recipe that holds ``self._device``: the config
+        with the recipe's device where that is an indexed neuron device (the port's LOCAL_RANK
+        device above), the recipe's config otherwise."""
+        arg = positional(node, 0)
+        if arg is not None and isinstance(arg.value, cst.IfExp) and "OmegaConf.merge" in cst.Module([]).code_for_node(arg.value):
+            return  # the port's own config (a fixed point)
+        why = f"torchtune's CheckpointClient calls get_device(cfg.device) ({source}), which rejects an unindexed neuron device under torchrun"
+        statement = self.statement_of(node)
+        if arg is None or not isinstance(arg.value, cst.Name) or statement is None or not self._recipe_device(statement):
+            self.mark(node, f"{why}: give it a config whose device is neuron:{{LOCAL_RANK}}")
+            return
+        cfg = arg.value.value
+        new = cst.parse_expression(f'OmegaConf.merge({cfg}, {{"device": str({_RECIPE_DEVICE})}}) '
+                                   f'if str({_RECIPE_DEVICE}).startswith("neuron:") else {cfg}')
+        self.replace(arg, lambda a: cast(cst.Arg, a).with_changes(value=new),
+                     f"{why}: the config with the recipe's neuron:LOCAL_RANK device", imports=(ImportSpec("omegaconf", "OmegaConf"),))
 
     def _ported_getter(self, node: cst.Call) -> bool:
         """The call is the ``else`` of the port's ``torch.device(f"neuron:{...LOCAL_RANK...}") if ... else``."""
