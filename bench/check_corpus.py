@@ -145,6 +145,21 @@ _TORCHTUNE_FULL_DIST = ("--config", "configs/qwen2_5/0.5B_full.yaml",
                         "model._component_=torchtune.models.qwen2.qwen2", *_TORCHTUNE_COMMON)
 _TORCHTUNE_LORA_DIST = ("--config", "configs/qwen2_5/0.5B_lora.yaml",
                         "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON)
+# Knowledge distillation: the project's Qwen2 1.5B->0.5B KD configs; student the one-layer LoRA Qwen2, teacher
+# the same one-layer Qwen2 loading the same synthetic checkpoint (the recipe only reads the teacher's logits).
+_TORCHTUNE_TEACHER = ("teacher_model._component_=torchtune.models.qwen2.qwen2",
+                      *(f"teacher_{kv}" for kv in _TORCHTUNE_MODEL),
+                      "teacher_checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer",
+                      "teacher_checkpointer.checkpoint_dir={data}/ckpt", "teacher_checkpointer.checkpoint_files=[model.pt]")
+_TORCHTUNE_KD_DIST = ("--config", "configs/qwen2/1.5_to_0.5B_KD_lora_distributed.yaml",
+                      "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON, *_TORCHTUNE_TEACHER)
+_TORCHTUNE_KD = ("--config", "configs/qwen2/1.5_to_0.5B_KD_lora_single_device.yaml",
+                 "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON, *_TORCHTUNE_TEACHER)
+# QAT: the project's full QAT config (Llama3 8B there) with the one-layer Qwen2, its tokenizer, and the
+# config's own quantizer (Int8DynActInt4WeightQATQuantizer) at a group size the 32-wide layers divide.
+_TORCHTUNE_QAT = ("--config", "configs/llama3/8B_qat_full.yaml", "model._component_=torchtune.models.qwen2.qwen2",
+                  "tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
+                  "quantizer.groupsize=32", "compile=False")  # the recipe refuses compile (qat_distributed.py:139)
 # torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
 # their YAML: the config is written here with exactly the keys the script (and its utils) read, the
 # project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
@@ -160,9 +175,8 @@ RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
         "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed",
-        "knowledge_distillation_distributed", "knowledge_distillation_single_device",
         "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_single_device",
-        "ppo_full_finetune_single_device", "qat_distributed", "qat_lora_finetune_distributed")},
+        "ppo_full_finetune_single_device", "qat_lora_finetune_distributed")},
     "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
         _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
         why="the project's Qwen2.5 config with a 1-layer synthetic checkpoint, byte-level tokenizer files and an "
@@ -182,6 +196,16 @@ RECIPES: dict[str, Recipe] = {
         _TORCHTUNE_LORA_DIST, make=_TORCHTUNE_MAKE, nproc=2,
         why="the project's multi-device Qwen2.5 LoRA config on 2 ranks, the synthetic files of "
             "full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
+    "torchtune-0.6.1/recipes/knowledge_distillation_distributed.py": Recipe(
+        _TORCHTUNE_KD_DIST, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's Qwen2 KD config on 2 ranks: student and teacher of one layer on the synthetic files of "
+            "full_finetune_single_device (see _TORCHTUNE_TEACHER)"),
+    "torchtune-0.6.1/recipes/knowledge_distillation_single_device.py": Recipe(
+        _TORCHTUNE_KD, make=_TORCHTUNE_MAKE,
+        why="the project's single-device Qwen2 KD config, student and teacher of one layer (see _TORCHTUNE_TEACHER)"),
+    "torchtune-0.6.1/recipes/qat_distributed.py": Recipe(
+        _TORCHTUNE_QAT, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's full QAT config on 2 ranks with the one-layer Qwen2 and its tokenizer (see _TORCHTUNE_QAT)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
@@ -419,6 +443,9 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
      "get_torch_device_namespace (torchtune/utils/_device.py:251-264: cuda, npu, xpu, mps, else torch.cpu): the recipe "
      "calls it for any device but the CPU (full_finetune_single_device.py:453-454), so the ported device: neuron "
      "reaches torch.cpu.memory_stats, on Trainium too"),
+    ("torchtune/modules/loss/kd_losses.py:251", "the library's", "torchtune 0.6.1's ForwardKLWithChunkedOutputLoss "
+     "tests `if sum_masks == 0` on a tensor at every call (torchtune/modules/loss/kd_losses.py:250-251): a host sync "
+     "and a graph break in the compiled loss, on CUDA as on Neuron"),
     ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
