@@ -119,6 +119,10 @@ model = qwen2(vocab_size=151936, num_layers=1, num_heads=2, num_kv_heads=1, embe
 torch.save(model.state_dict(), data / "ckpt" / "model.pt")
 rows = [{"instruction": f"Add {i} and {i + 1}.", "input": "", "output": str(2 * i + 1)} for i in range(32)]
 (data / "alpaca.json").write_text(json.dumps(rows))
+pairs = [{"chosen": [{"role": "user", "content": f"Add {i} and {i + 1}."}, {"role": "assistant", "content": str(2 * i + 1)}],
+          "rejected": [{"role": "user", "content": f"Add {i} and {i + 1}."}, {"role": "assistant", "content": str(2 * i)}]}
+         for i in range(32)]
+(data / "pairs.json").write_text(json.dumps(pairs))
 """
 _TORCHTUNE_MODEL = ("model.vocab_size=151936", "model.num_layers=1", "model.num_heads=2", "model.num_kv_heads=1",
                     "model.embed_dim=32", "model.intermediate_dim=64", "model.max_seq_len=128")
@@ -160,6 +164,13 @@ _TORCHTUNE_KD = ("--config", "configs/qwen2/1.5_to_0.5B_KD_lora_single_device.ya
 _TORCHTUNE_QAT = ("--config", "configs/llama3/8B_qat_full.yaml", "model._component_=torchtune.models.qwen2.qwen2",
                   "tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
                   "quantizer.groupsize=32", "compile=False")  # the recipe refuses compile (qat_distributed.py:139)
+# DPO: the project's Llama3.1 DPO configs with the one-layer Qwen2 (LoRA or full), its tokenizer, and torchtune's
+# preference_dataset on a 32-pair JSON file (chosen/rejected conversations, _TORCHTUNE_MAKE's pairs.json) for the
+# Stack Exchange pairs the config downloads; the full recipe's reference model loads the same checkpoint.
+_TORCHTUNE_DPO = ("tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
+                  "dataset._component_=torchtune.datasets.preference_dataset", "dataset.data_files={data}/pairs.json")
+_TORCHTUNE_REF = ("ref_checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer",
+                  "ref_checkpointer.checkpoint_dir={data}/ckpt", "ref_checkpointer.checkpoint_files=[model.pt]")
 # torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
 # their YAML: the config is written here with exactly the keys the script (and its utils) read, the
 # project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
@@ -174,8 +185,7 @@ _TORCHRL_COMPILED = " (compile.compile: True, the script's own switch: see _COMP
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
-        "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed",
-        "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_single_device",
+        "dev/lora_finetune_distributed_multi_dataset", "lora_finetune_single_device",
         "ppo_full_finetune_single_device", "qat_lora_finetune_distributed")},
     "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
         _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
@@ -206,6 +216,17 @@ RECIPES: dict[str, Recipe] = {
     "torchtune-0.6.1/recipes/qat_distributed.py": Recipe(
         _TORCHTUNE_QAT, make=_TORCHTUNE_MAKE, nproc=2,
         why="the project's full QAT config on 2 ranks with the one-layer Qwen2 and its tokenizer (see _TORCHTUNE_QAT)"),
+    "torchtune-0.6.1/recipes/lora_dpo_single_device.py": Recipe(
+        ("--config", "configs/llama3_1/8B_lora_dpo_single_device.yaml", "model._component_=torchtune.models.qwen2.lora_qwen2",
+         *_TORCHTUNE_DPO), make=_TORCHTUNE_MAKE, why="the project's LoRA DPO config with the one-layer Qwen2 (see _TORCHTUNE_DPO)"),
+    "torchtune-0.6.1/recipes/lora_dpo_distributed.py": Recipe(
+        ("--config", "configs/llama3_1/8B_lora_dpo.yaml", "model._component_=torchtune.models.qwen2.lora_qwen2",
+         *_TORCHTUNE_DPO), make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's LoRA DPO config on 2 ranks with the one-layer Qwen2 (see _TORCHTUNE_DPO)"),
+    "torchtune-0.6.1/recipes/full_dpo_distributed.py": Recipe(
+        ("--config", "configs/llama3_1/8B_full_dpo.yaml", "model._component_=torchtune.models.qwen2.qwen2",
+         *_TORCHTUNE_DPO, *_TORCHTUNE_REF), make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's full DPO config on 2 ranks with the one-layer Qwen2 as policy and reference (see _TORCHTUNE_DPO)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
