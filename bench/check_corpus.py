@@ -474,6 +474,14 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
 # Per script (corpus key): (text of the root cause, whose, the reason at its line) for a cause that is
 # the script's configuration rather than the emulation's.
 SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "torchtune-0.6.1/recipes/qat_distributed.py": ((
+        "no torch.compile in the script", "the script's own",
+        "the recipe refuses compile=True (qat_distributed.py:137-139, \"Compile is not yet supported for QAT\"): it "
+        "runs eagerly by design, on CUDA as on Neuron"),),
+    "torchtune-0.6.1/recipes/lora_dpo_distributed.py": ((
+        "no torch.compile in the script", "porter's (no compile it can insert here yet)",
+        "the recipe has no compile switch (it reads no cfg.compile, unlike lora_dpo_single_device.py) and porter "
+        "inserts no compile into a torchtune recipe: the port runs op by op on Trainium"),),
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": ((
         "porter left it uncompiled", "porter's (no compile it can insert here yet)",
         "porter no longer compiles the ClipPPOLoss (NRN413 at the marker): compiled, it recompiled at steps 1 and 2 "
