@@ -161,6 +161,9 @@ _TORCHTUNE_KD = ("--config", "configs/qwen2/1.5_to_0.5B_KD_lora_single_device.ya
                  "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON, *_TORCHTUNE_TEACHER)
 # QAT: the project's full QAT config (Llama3 8B there) with the one-layer Qwen2, its tokenizer, and the
 # config's own quantizer (Int8DynActInt4WeightQATQuantizer) at a group size the 32-wide layers divide.
+_TORCHTUNE_QAT_LORA = ("--config", "configs/llama3_2/1B_qat_lora.yaml", "model._component_=torchtune.models.qwen2.lora_qwen2",
+                       "tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
+                       "quantizer.groupsize=32", "compile=False")  # the recipe refuses compile (qat_lora_finetune_distributed.py:153-155)
 _TORCHTUNE_QAT = ("--config", "configs/llama3/8B_qat_full.yaml", "model._component_=torchtune.models.qwen2.qwen2",
                   "tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
                   "quantizer.groupsize=32", "compile=False")  # the recipe refuses compile (qat_distributed.py:139)
@@ -186,7 +189,7 @@ RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
         "dev/lora_finetune_distributed_multi_dataset", "lora_finetune_single_device",
-        "ppo_full_finetune_single_device", "qat_lora_finetune_distributed")},
+        "ppo_full_finetune_single_device")},
     "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
         _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
         why="the project's Qwen2.5 config with a 1-layer synthetic checkpoint, byte-level tokenizer files and an "
@@ -227,6 +230,10 @@ RECIPES: dict[str, Recipe] = {
         ("--config", "configs/llama3_1/8B_full_dpo.yaml", "model._component_=torchtune.models.qwen2.qwen2",
          *_TORCHTUNE_DPO, *_TORCHTUNE_REF), make=_TORCHTUNE_MAKE, nproc=2,
         why="the project's full DPO config on 2 ranks with the one-layer Qwen2 as policy and reference (see _TORCHTUNE_DPO)"),
+    "torchtune-0.6.1/recipes/qat_lora_finetune_distributed.py": Recipe(
+        _TORCHTUNE_QAT_LORA, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's Llama3.2 QAT LoRA config on 2 ranks with the one-layer LoRA Qwen2 and its tokenizer (see "
+            "_TORCHTUNE_QAT)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
@@ -478,6 +485,10 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "no torch.compile in the script", "the script's own",
         "the recipe refuses compile=True (qat_distributed.py:137-139, \"Compile is not yet supported for QAT\"): it "
         "runs eagerly by design, on CUDA as on Neuron"),),
+    "torchtune-0.6.1/recipes/qat_lora_finetune_distributed.py": ((
+        "no torch.compile in the script", "the script's own",
+        "the recipe refuses compile=True (qat_lora_finetune_distributed.py:153-155, \"Compile is not yet supported for "
+        "QAT\"): it runs eagerly by design, on CUDA as on Neuron"),),
     "torchtune-0.6.1/recipes/lora_dpo_distributed.py": ((
         "no torch.compile in the script", "porter's (no compile it can insert here yet)",
         "the recipe has no compile switch (it reads no cfg.compile, unlike lora_dpo_single_device.py) and porter "
