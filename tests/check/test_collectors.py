@@ -249,3 +249,14 @@ def test_data_rebinding_moves_the_tensor() -> None:
     code, report = check("data_rebind.py", "--steps", "2", "--allow-eager")
     assert not findings(report, "device-mixing"), report["findings"]
     assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
+def test_python_override_inside_a_compiled_region_runs_on_the_emulated_device() -> None:
+    """A __torch_function__ override called in a compiled region (a TensorDict's torch.cat in
+    torchrl's CQL loss) runs its own torch calls under the mode too: before, its device="neuron"
+    factory made a PrivateUse1 fake tensor and Dynamo failed with "Tensor device mismatch"."""
+    code, report = check("compiled_override.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 3 and report["graphs"], report["findings"]
+    assert all(g["status"] == "lowered" for g in report["graphs"]), report["graphs"]
+    assert code == 0, report["findings"]

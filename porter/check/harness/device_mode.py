@@ -148,6 +148,13 @@ class DeviceMode(TorchFunctionMode):
                 # x.to(device) traced: the emulated device is the CPU here too (a real PrivateUse1
                 # fake tensor would meet the CPU ones: "Tensor device mismatch", torchrl's gamma.to(device))
                 args = (args[0], "cpu", *args[2:])
+            override = _python_override(args, kwargs)
+            if override is not None:
+                # traced too: a TensorDict's torch.cat/stack runs its own torch calls with this mode
+                # off, and a `device=` it passes (the TensorDict's, "neuron:0") would make a
+                # PrivateUse1 fake tensor that meets the CPU ones ("Tensor device mismatch")
+                with self:
+                    return override.__torch_function__(func, types, args, kwargs)
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _DEVICE_GETTER:
             dev = dev_of(args[0])
