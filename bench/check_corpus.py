@@ -331,6 +331,7 @@ class Outcome:
     why: str = ""
     exit: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    original_crash: str = ""  # the original's own crash at its line ("": it did not crash)
 
 
 def _path(root: Path, deps: Path | None) -> str:
@@ -368,6 +369,44 @@ def _root_cause(report: dict[str, Any]) -> str:
         more = f" (+{len(errors) - 1} more: {', '.join(sorted({f['kind'] for f in errors[1:]}))})" if len(errors) > 1 else ""
         return f"{first['kind']} at {where}: {first['message'][:200]}{more}"
     return str(report.get("verdict"))
+
+
+def crash_site(crash: dict[str, Any] | None, folder: Path) -> tuple[str, str, str] | None:
+    """Where and what a report's crash is: (exception type, file relative to the script's folder or
+    the library file, the source text at the line), None when there is no crash. A script that
+    exits after printing a traceback (Hydra's run_and_report) names the printed exception's type."""
+    if not crash:
+        return None
+    if crash.get("kind") != "exception":
+        return (str(crash.get("kind")), "", "")
+    message = str(crash.get("message", ""))
+    printed = re.search(r"after printing ([\w.]+)", message)
+    kind = printed.group(1) if printed else message.split(":", 1)[0]
+    file, line = crash.get("file"), crash.get("line")
+    if not file:
+        return (kind, "", "")
+    path = Path(file)
+    rel = str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
+    try:
+        text = path.read_text(encoding="utf-8").splitlines()[int(line) - 1].strip() if line else ""
+    except (OSError, IndexError, UnicodeDecodeError, ValueError):
+        text = f"line {line}"
+    return (kind, rel, text)
+
+
+def same_crash(report: dict[str, Any], port_dir: Path, orig_dir: Path) -> bool:
+    """The port crashed as the original did: the same exception type at the same place (the same
+    file of the script's folder, or the same library file, and the same source text there: the
+    port's line numbers move where porter inserted lines)."""
+    port = crash_site(report.get("crash"), port_dir)
+    return port is not None and port == crash_site(report.get("original_crash"), orig_dir)
+
+
+def _crash_text(crash: dict[str, Any] | None) -> str:
+    if not crash:
+        return ""
+    message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
+    return f"{crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
 
 
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -518,14 +557,17 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
         return Outcome(f.key, "verified", "", 0, facts)
     cause = _root_cause(report)
     parity_notes = [p.get("note", "") for p in (report.get("parity") or {}).get("passes", []) if p.get("verdict") != "match"]
-    text = json.dumps(report.get("findings", []))
-    # the root cause is the script's own when the original crashes too, or it is a parity mismatch
-    # the original shows against itself
-    own = bool(report.get("crash")) and "the original crashed here" in text or "the original against itself" in cause
+    # the root cause is the script's own when the original crashes the same way (same exception at
+    # the same place), or it is a parity mismatch the original shows against itself
+    original_crash = _crash_text(report.get("original_crash"))
+    own = same_crash(report, port_dir, orig_dir) or "the original against itself" in cause
     limit = library_limit(cause, port, f.key)
-    who = "the script's own (its original fails too)" if own else limit[0] if limit else "porter's"
-    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
-                   + (f"\n    why: {limit[1]}" if limit else ""), done.returncode, facts)
+    who = ("the script's own (its original fails the same way)" if own else limit[0] if limit else "porter's")
+    elsewhere = (f" (the original crashed too, differently: {original_crash})"
+                 if original_crash and report.get("crash") and not own else "")
+    return Outcome(f.key, "failed", f"{who}{elsewhere}: {cause}"
+                   + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
+                   + (f"\n    why: {limit[1]}" if limit else ""), done.returncode, facts, original_crash)
 
 
 def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:
