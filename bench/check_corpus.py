@@ -231,6 +231,48 @@ RECIPES: dict[str, Recipe] = {
                  "lagrange_thresh": 10.0},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="cql_online.py", name="online_config") + _TORCHRL_COMPILED),
+    # The continuous-control "config" scripts (ddpg, sac, tqc, td3): Pendulum-v1 (gymnasium's classic control,
+    # pure Python) in place of the project's MuJoCo HalfCheetah, which is not installed here; the keys each
+    # script and its utils read (the network and optim sections differ by algorithm), devices null as in the
+    # project's YAML, small sizes.
+    **{f"torchrl-0.14.1/sota-implementations/{name}.py": hydra_recipe("config", {
+        "env": {"name": "Pendulum-v1", "task": "", "library": "gymnasium", "max_episode_steps": 200, "seed": 0},
+        "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32, "env_per_collector": 1,
+                      "device": None, "reset_at_each_iter": False},
+        "replay_buffer": {"size": 1000, "prb": 0, "scratch_dir": None},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False, "num_eval_envs": 1},
+        "network": {"activation": "relu", "device": None, **network},
+        "optim": {"utd_ratio": 1, "gamma": 0.99, "lr": 3e-4, "weight_decay": 0.0, "batch_size": 16,
+                  "target_update_polyak": 0.995, "device": None, **optim},
+        **extra,
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script=f"{name.split('/')[1]}.py", name="config") + " (Pendulum-v1)"
+         + _TORCHRL_COMPILED) for name, network, optim, extra in (
+        ("ddpg/ddpg", {"hidden_sizes": [32, 32], "noise_type": "ou"}, {"loss_function": "l2"}, {}),
+        ("sac/sac", {"hidden_sizes": [32, 32], "default_policy_scale": 1.0, "scale_lb": 0.1},
+         {"loss_function": "l2", "adam_eps": 1e-8, "alpha_init": 1.0}, {}),
+        ("tqc/tqc", {"actor_hidden_sizes": [32, 32], "critic_hidden_sizes": [32, 32], "default_policy_scale": 1.0,
+                     "scale_lb": 0.1}, {"adam_eps": 1e-8, "alpha_init": 1.0},
+         {"loss": {"num_quantiles": 25, "num_qvalue_nets": 2, "top_quantiles_to_drop_per_net": 2}}),
+        ("td3/td3", {"hidden_sizes": [32, 32]}, {"loss_function": "l2", "adam_eps": 1e-8, "noise_clip": 0.5,
+                                                 "policy_noise": 0.2, "policy_update_delay": 2}, {}),
+    )},
+    # iql_online: discrete_iql's keys with the continuous actor's (default_policy_scale, scale_lb) and the soft
+    # update's tau; Pendulum-v1, the project's own default for its online config.
+    "torchrl-0.14.1/sota-implementations/iql/iql_online.py": hydra_recipe("online_config", {
+        "env": {"name": "Pendulum-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
+                "backend": "gymnasium"},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": None,
+                      "max_frames_per_traj": 200},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000},
+        "optim": {"utd_ratio": 1, "device": None, "lr": 3e-4, "weight_decay": 0.0, "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 3.0, "expectile": 0.7},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="iql_online.py", name="online_config") + _TORCHRL_COMPILED),
     "torchrl-0.14.1/sota-implementations/iql/discrete_iql.py": hydra_recipe("discrete_iql", {
         "env": {"name": "CartPole-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
                 "backend": "gymnasium"},
@@ -409,6 +451,13 @@ def _crash_text(crash: dict[str, Any] | None) -> str:
     return f"{crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
 
 
+def _first_error(report: dict[str, Any]) -> str:
+    """The first failing finding's whole message (the root cause quotes 200 characters of it; a
+    recompile's guard names the library line it came from further on)."""
+    errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
+    return str(errors[0]["message"]) if errors and not report.get("crash") else ""
+
+
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
     graphs = report.get("graphs", [])
     kinds = [f["kind"] for f in report.get("findings", [])]
@@ -444,6 +493,10 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
      "get_torch_device_namespace (torchtune/utils/_device.py:251-264: cuda, npu, xpu, mps, else torch.cpu): the recipe "
      "calls it for any device but the CPU (full_finetune_single_device.py:453-454), so the ported device: neuron "
      "reaches torch.cpu.memory_stats, on Trainium too"),
+    ("torchrl/objectives/utils.py:620", "the library's", "torchrl 0.14.1's HardUpdate keeps its step counter in a "
+     "Python int (torchrl/objectives/utils.py:620, `if self.counter == self.value_network_update_interval`, counted up "
+     "at each step()): the script's compiled update, which calls the updater, is guarded on the counter's value and "
+     "recompiles as it changes, on CUDA as on Neuron"),
     ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
@@ -561,7 +614,7 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     # the same place), or it is a parity mismatch the original shows against itself
     original_crash = _crash_text(report.get("original_crash"))
     own = same_crash(report, port_dir, orig_dir) or "the original against itself" in cause
-    limit = library_limit(cause, port, f.key)
+    limit = library_limit(f"{cause} {_first_error(report)}", port, f.key)
     who = ("the script's own (its original fails the same way)" if own else limit[0] if limit else "porter's")
     elsewhere = (f" (the original crashed too, differently: {original_crash})"
                  if original_crash and report.get("crash") and not own else "")

@@ -55,3 +55,19 @@ def test_a_printed_traceback_names_the_printed_exception(tmp_path: Path) -> None
     other = _crash(orig, 3, "SystemExit: exit status 1, after printing KeyError: 'missing'")
     assert check_corpus.same_crash({"crash": port_crash, "original_crash": same}, port, orig)
     assert not check_corpus.same_crash({"crash": port_crash, "original_crash": other}, port, orig)
+
+
+def test_a_recompile_on_hardupdates_counter_is_the_librarys(tmp_path: Path) -> None:
+    """The guard Dynamo names for torchrl's HardUpdate counter is quoted past the root cause's 200
+    characters: the library limit is found in the finding's whole message."""
+    guard = ("recompile after warm-up (step 2) of torch_dynamo_resume_in_update_at_167 at train.py:167: 10/0: "
+             "target_net_updater.counter == 0" + " " * 30 + "# if self.counter == self.value_network_update_interval:"
+             "  # site-packages/torchrl/objectives/utils.py:620 in _step")
+    report = {"crash": None, "findings": [{"kind": "recompile", "severity": "error", "file": "train.py", "line": 167,
+                                           "message": guard}]}
+    cause = check_corpus._root_cause(report)
+    assert "utils.py:620" not in cause  # cut at 200 characters
+    (tmp_path / "train.py").write_text("pass\n")
+    whose = check_corpus.library_limit(f"{cause} {check_corpus._first_error(report)}", tmp_path / "train.py")
+    assert whose is not None and whose[0] == "the library's" and "HardUpdate" in whose[1]
+    assert check_corpus.library_limit(cause, tmp_path / "train.py") is None
