@@ -260,3 +260,12 @@ def test_python_override_inside_a_compiled_region_runs_on_the_emulated_device() 
     assert report["steps_run"] == 3 and report["graphs"], report["findings"]
     assert all(g["status"] == "lowered" for g in report["graphs"]), report["graphs"]
     assert code == 0, report["findings"]
+
+
+def test_a_thread_the_script_starts_runs_on_the_emulated_device() -> None:
+    """The device mode is per thread: before, a thread's device="neuron" reached the real, kernel-
+    less PrivateUse1 backend (torchrl's async collectors). Its steps now count and compile."""
+    code, report = check("thread_steps.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 3 and report["graphs"], report["findings"]
+    assert code == 0, report["findings"]

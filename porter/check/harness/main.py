@@ -250,6 +250,9 @@ def setup(config: dict[str, Any]) -> Any:
         from porter.check.harness import child
 
         child.propagate(config)
+    from porter.check.harness import patches
+
+    patches.patch_threads(mode)  # the script's threads run under the mode too
     _seed(int(config.get("seed", 0)))
     script = os.path.abspath(config["script"])
     # the script's own folder first: its local packages, never the other run's

@@ -628,3 +628,27 @@ def patch_parameters() -> None:
         return out
 
     torch.nn.Parameter.__new__ = staticmethod(__new__)  # type: ignore[method-assign,assignment]
+
+
+def patch_threads(mode: Any) -> None:
+    """Threads the script starts run under the run's mode too.
+
+    A TorchFunctionMode is per thread: a thread the script (or its library: torchrl's async
+    collectors) starts ran with no mode at all, so its ``device="neuron"`` reached the real,
+    kernel-less PrivateUse1 backend, its tensors were never tagged and its syncs never counted.
+    ``Thread._bootstrap_inner`` runs every thread's ``run`` (a subclass's own too).
+    """
+    import threading
+
+    from torch.overrides import _get_current_function_mode_stack
+
+    bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def _bootstrap_inner(self: threading.Thread) -> None:
+        if mode in _get_current_function_mode_stack():
+            bootstrap(self)
+            return
+        with mode:
+            bootstrap(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner  # type: ignore[attr-defined]
