@@ -105,6 +105,16 @@ def test_lazy_modules_run_under_the_emulation() -> None:
     assert code == 0 and report["steps_run"] == 2 and report["graphs"]
 
 
+def test_lazy_parameters_materialize_on_the_device_they_were_made_on() -> None:
+    """LazyLinear(..., device="neuron"): Tensor._make_subclass dropped the device's tag and
+    materialize() read the host from .data, so the weights were host tensors and the first forward
+    mixed CPU and neuron tensors. Their gradients are on the device too (no mixing in the step)."""
+    code, report = check("lazy_on_device.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert code == 0 and report["steps_run"] == 3 and report["graphs"], report["findings"]
+
+
 def test_a_traceback_printed_before_sys_exit_is_the_cause() -> None:
     code, report = check("printed_traceback.py", "--steps", "1")
     assert code == 2

@@ -82,6 +82,7 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     patches.patch_vmap()
     patches.patch_optimizer_state()
     patches.patch_parameters()
+    patches.patch_lazy_parameters()
     patches.record_cuda_namespace()
     if semantic:
         patches.disable_dropout()
@@ -115,6 +116,7 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_vmap()
     patches.patch_optimizer_state()
     patches.patch_parameters()
+    patches.patch_lazy_parameters()
     if semantic:
         patches.disable_dropout()
     return DeviceMode("cuda")
