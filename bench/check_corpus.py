@@ -613,9 +613,11 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     # the root cause is the script's own when the original crashes the same way (same exception at
     # the same place), or it is a parity mismatch the original shows against itself
     original_crash = _crash_text(report.get("original_crash"))
-    own = same_crash(report, port_dir, orig_dir) or "the original against itself" in cause
+    crashed_alike = same_crash(report, port_dir, orig_dir)
+    own = crashed_alike or "the original against itself" in cause
     limit = library_limit(f"{cause} {_first_error(report)}", port, f.key)
-    who = ("the script's own (its original fails the same way)" if own else limit[0] if limit else "porter's")
+    who = ("the script's own (its original crashes the same way)" if crashed_alike
+           else "the script's own (its original differs from itself)" if own else limit[0] if limit else "porter's")
     elsewhere = (f" (the original crashed too, differently: {original_crash})"
                  if original_crash and report.get("crash") and not own else "")
     return Outcome(f.key, "failed", f"{who}{elsewhere}: {cause}"

@@ -663,7 +663,7 @@ def patch_lazy_parameters() -> None:
     device input at the first forward. The tag also had no gradient hook (a lazy tensor takes none):
     it is set again once the parameter is a real one.
     """
-    from torch.nn.parameter import UninitializedTensorMixin
+    from torch.nn.parameter import UninitializedTensorMixin  # type: ignore[attr-defined]
 
     from porter.check.harness.device_mode import dev_of, tag
 
@@ -680,7 +680,7 @@ def patch_lazy_parameters() -> None:
 
     # Made by Tensor._make_subclass in C++, which drops the tag of the empty tensor placed on
     # `device`: the new object is tagged where an empty tensor on that device is (the mode decides).
-    for cls in (torch.nn.parameter.UninitializedParameter, torch.nn.parameter.UninitializedBuffer):
+    for lazy_cls in (torch.nn.parameter.UninitializedParameter, torch.nn.parameter.UninitializedBuffer):
         def make(new: Callable[..., Any]) -> Callable[..., Any]:
             def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
                 out = new(cls, *args, **kwargs)
@@ -693,4 +693,4 @@ def patch_lazy_parameters() -> None:
 
             return staticmethod(__new__)
 
-        cls.__new__ = make(cls.__new__)  # type: ignore[assignment,method-assign]
+        lazy_cls.__new__ = make(lazy_cls.__new__)  # type: ignore[assignment,method-assign]
