@@ -243,6 +243,14 @@ def test_vmap_outputs_are_on_the_device() -> None:
     assert report["steps_run"] == 2 and code == 0, report["findings"]
 
 
+def test_inside_vmap_a_wrapped_tensor_is_on_its_tensors_device() -> None:
+    """Inside torch.vmap the function sees functorch wrappers (made in C++, untagged): before, each
+    use with a device tensor from the closure read as CPU/device mixing, and xi.device as the CPU."""
+    code, report = check("vmap_closure.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
 def test_data_rebinding_moves_the_tensor() -> None:
     """t.data = other puts t on other's device (tensordict rebinds buffers so); is_set_to computes
     nothing. Before, the rebound buffer stayed a CPU tensor and mixed in every use."""

@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 import torch
+from torch._C import _functorch
 from torch.nn.parameter import is_lazy
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
@@ -70,8 +71,16 @@ def _python_override(args: tuple, kwargs: dict) -> Any:
 
 
 def dev_of(t: torch.Tensor) -> str | None:
-    """The emulated device a tensor is on (None: a plain CPU tensor)."""
-    return getattr(t, TAG, None)
+    """The emulated device a tensor is on (None: a plain CPU tensor).
+
+    Inside ``torch.vmap`` (or another functorch transform) a function sees wrappers made in C++,
+    never tagged: a wrapper is on the device of the tensor it wraps (untagged, torchrl's vmapped
+    Q-networks read as CPU/device mixing at every layer, and ``x.device`` as the CPU).
+    """
+    dev = getattr(t, TAG, None)
+    if dev is None and isinstance(t, torch.Tensor) and _functorch.is_functorch_wrapped_tensor(t):
+        return dev_of(_functorch.get_unwrapped(t))
+    return dev
 
 
 def _hook_grad(dev: str) -> Callable[[torch.Tensor], None]:
