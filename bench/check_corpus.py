@@ -512,6 +512,12 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "(torchrl/modules/distributions/continuous.py:427, skipped only when compiling): the host syncs. Compiling "
         "only the MLPs (the marker's advice) leaves those checks eager; a compiled update (torchrl's own PPO "
         "scripts' compile_with_warmup) is the next thing to measure"),),
+    "torchrl-0.14.1/sota-implementations/td3/td3.py": ((
+        "td3.py:123", "the script's own (its design, on CUDA too)",
+        "the compiled update steps two Adam optimizers (optimizer_critic.step() at td3.py:117, optimizer_actor.step() "
+        "at td3.py:123, the actor's only when update_actor, every policy_update_delay-th call: td3.py:110, :121): both "
+        "go through one code object, torch's Optimizer.step wrapper (torch/optim/optimizer.py:509), whose guard holds "
+        "one optimizer object (___check_obj_id(args[0], ...), type Adam), so the second optimizer recompiles it"),),
     "torchrl-0.14.1/sota-implementations/dqn/dqn_cartpole.py": ((
         "the original against itself", "the script's own",
         "CartPole is never seeded: the collector's env is make_env(cfg.env.env_name, \"cpu\") (dqn_cartpole.py:191), "
