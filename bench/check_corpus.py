@@ -297,6 +297,48 @@ RECIPES: dict[str, Recipe] = {
                  "lagrange_thresh": 10.0},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="cql_online.py", name="online_config") + _TORCHRL_COMPILED),
+    # The continuous-control "config" scripts (ddpg, sac, tqc, td3): Pendulum-v1 (gymnasium's classic control,
+    # pure Python) in place of the project's MuJoCo HalfCheetah, which is not installed here; the keys each
+    # script and its utils read (the network and optim sections differ by algorithm), devices null as in the
+    # project's YAML, small sizes.
+    **{f"torchrl-0.14.1/sota-implementations/{name}.py": hydra_recipe("config", {
+        "env": {"name": "Pendulum-v1", "task": "", "library": "gymnasium", "max_episode_steps": 200, "seed": 0},
+        "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32, "env_per_collector": 1,
+                      "device": None, "reset_at_each_iter": False},
+        "replay_buffer": {"size": 1000, "prb": 0, "scratch_dir": None},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False, "num_eval_envs": 1},
+        "network": {"activation": "relu", "device": None, **network},
+        "optim": {"utd_ratio": 1, "gamma": 0.99, "lr": 3e-4, "weight_decay": 0.0, "batch_size": 16,
+                  "target_update_polyak": 0.995, "device": None, **optim},
+        **extra,
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script=f"{name.split('/')[1]}.py", name="config") + " (Pendulum-v1)"
+         + _TORCHRL_COMPILED) for name, network, optim, extra in (
+        ("ddpg/ddpg", {"hidden_sizes": [32, 32], "noise_type": "ou"}, {"loss_function": "l2"}, {}),
+        ("sac/sac", {"hidden_sizes": [32, 32], "default_policy_scale": 1.0, "scale_lb": 0.1},
+         {"loss_function": "l2", "adam_eps": 1e-8, "alpha_init": 1.0}, {}),
+        ("tqc/tqc", {"actor_hidden_sizes": [32, 32], "critic_hidden_sizes": [32, 32], "default_policy_scale": 1.0,
+                     "scale_lb": 0.1}, {"adam_eps": 1e-8, "alpha_init": 1.0},
+         {"loss": {"num_quantiles": 25, "num_qvalue_nets": 2, "top_quantiles_to_drop_per_net": 2}}),
+        ("td3/td3", {"hidden_sizes": [32, 32]}, {"loss_function": "l2", "adam_eps": 1e-8, "noise_clip": 0.5,
+                                                 "policy_noise": 0.2, "policy_update_delay": 2}, {}),
+    )},
+    # iql_online: discrete_iql's keys with the continuous actor's (default_policy_scale, scale_lb) and the soft
+    # update's tau; Pendulum-v1, the project's own default for its online config.
+    "torchrl-0.14.1/sota-implementations/iql/iql_online.py": hydra_recipe("online_config", {
+        "env": {"name": "Pendulum-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
+                "backend": "gymnasium"},
+        "collector": {"frames_per_batch": 32, "total_frames": 640, "init_random_frames": 64, "device": None,
+                      "max_frames_per_traj": 200},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "video": False},
+        "replay_buffer": {"prb": 0, "size": 1000},
+        "optim": {"utd_ratio": 1, "device": None, "lr": 3e-4, "weight_decay": 0.0, "batch_size": 16},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 3.0, "expectile": 0.7},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="iql_online.py", name="online_config") + _TORCHRL_COMPILED),
     "torchrl-0.14.1/sota-implementations/iql/discrete_iql.py": hydra_recipe("discrete_iql", {
         "env": {"name": "CartPole-v1", "task": "", "seed": 0, "train_num_envs": 1, "eval_num_envs": 1,
                 "backend": "gymnasium"},
@@ -397,6 +439,7 @@ class Outcome:
     why: str = ""
     exit: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    original_crash: str = ""  # the original's own crash at its line ("": it did not crash)
 
 
 def _path(root: Path, deps: Path | None) -> str:
@@ -434,6 +477,51 @@ def _root_cause(report: dict[str, Any]) -> str:
         more = f" (+{len(errors) - 1} more: {', '.join(sorted({f['kind'] for f in errors[1:]}))})" if len(errors) > 1 else ""
         return f"{first['kind']} at {where}: {first['message'][:200]}{more}"
     return str(report.get("verdict"))
+
+
+def crash_site(crash: dict[str, Any] | None, folder: Path) -> tuple[str, str, str] | None:
+    """Where and what a report's crash is: (exception type, file relative to the script's folder or
+    the library file, the source text at the line), None when there is no crash. A script that
+    exits after printing a traceback (Hydra's run_and_report) names the printed exception's type."""
+    if not crash:
+        return None
+    if crash.get("kind") != "exception":
+        return (str(crash.get("kind")), "", "")
+    message = str(crash.get("message", ""))
+    printed = re.search(r"after printing ([\w.]+)", message)
+    kind = printed.group(1) if printed else message.split(":", 1)[0]
+    file, line = crash.get("file"), crash.get("line")
+    if not file:
+        return (kind, "", "")
+    path = Path(file)
+    rel = str(path.relative_to(folder)) if path.is_relative_to(folder) else str(path)
+    try:
+        text = path.read_text(encoding="utf-8").splitlines()[int(line) - 1].strip() if line else ""
+    except (OSError, IndexError, UnicodeDecodeError, ValueError):
+        text = f"line {line}"
+    return (kind, rel, text)
+
+
+def same_crash(report: dict[str, Any], port_dir: Path, orig_dir: Path) -> bool:
+    """The port crashed as the original did: the same exception type at the same place (the same
+    file of the script's folder, or the same library file, and the same source text there: the
+    port's line numbers move where porter inserted lines)."""
+    port = crash_site(report.get("crash"), port_dir)
+    return port is not None and port == crash_site(report.get("original_crash"), orig_dir)
+
+
+def _crash_text(crash: dict[str, Any] | None) -> str:
+    if not crash:
+        return ""
+    message = [line for line in str(crash.get("message", "")).strip().splitlines() if line.strip()]
+    return f"{crash.get('file')}:{crash.get('line')}: {(message[-1] if message else crash.get('kind'))[:200]}"
+
+
+def _first_error(report: dict[str, Any]) -> str:
+    """The first failing finding's whole message (the root cause quotes 200 characters of it; a
+    recompile's guard names the library line it came from further on)."""
+    errors = [f for f in report.get("findings", []) if f["severity"] == "error"]
+    return str(errors[0]["message"]) if errors and not report.get("crash") else ""
 
 
 def _summary(report: dict[str, Any]) -> dict[str, Any]:
@@ -474,6 +562,10 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
     ("torchtune/modules/loss/kd_losses.py:251", "the library's", "torchtune 0.6.1's ForwardKLWithChunkedOutputLoss "
      "tests `if sum_masks == 0` on a tensor at every call (torchtune/modules/loss/kd_losses.py:250-251): a host sync "
      "and a graph break in the compiled loss, on CUDA as on Neuron"),
+    ("torchrl/objectives/utils.py:620", "the library's", "torchrl 0.14.1's HardUpdate keeps its step counter in a "
+     "Python int (torchrl/objectives/utils.py:620, `if self.counter == self.value_network_update_interval`, counted up "
+     "at each step()): the script's compiled update, which calls the updater, is guarded on the counter's value and "
+     "recompiles as it changes, on CUDA as on Neuron"),
     ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
@@ -501,6 +593,12 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "(torchrl/modules/distributions/continuous.py:427, skipped only when compiling): the host syncs. Compiling "
         "only the MLPs (the marker's advice) leaves those checks eager; a compiled update (torchrl's own PPO "
         "scripts' compile_with_warmup) is the next thing to measure"),),
+    "torchrl-0.14.1/sota-implementations/td3/td3.py": ((
+        "td3.py:123", "the script's own (its design, on CUDA too)",
+        "the compiled update steps two Adam optimizers (optimizer_critic.step() at td3.py:117, optimizer_actor.step() "
+        "at td3.py:123, the actor's only when update_actor, every policy_update_delay-th call: td3.py:110, :121): both "
+        "go through one code object, torch's Optimizer.step wrapper (torch/optim/optimizer.py:509), whose guard holds "
+        "one optimizer object (___check_obj_id(args[0], ...), type Adam), so the second optimizer recompiles it"),),
     "torchrl-0.14.1/sota-implementations/dqn/dqn_cartpole.py": ((
         "the original against itself", "the script's own",
         "CartPole is never seeded: the collector's env is make_env(cfg.env.env_name, \"cpu\") (dqn_cartpole.py:191), "
@@ -599,14 +697,19 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
         return Outcome(f.key, "verified", "", 0, facts)
     cause = _root_cause(report)
     parity_notes = [p.get("note", "") for p in (report.get("parity") or {}).get("passes", []) if p.get("verdict") != "match"]
-    text = json.dumps(report.get("findings", []))
-    # the root cause is the script's own when the original crashes too, or it is a parity mismatch
-    # the original shows against itself
-    own = bool(report.get("crash")) and "the original crashed here" in text or "the original against itself" in cause
-    limit = library_limit(cause, port, f.key)
-    who = "the script's own (its original fails too)" if own else limit[0] if limit else "porter's"
-    return Outcome(f.key, "failed", f"{who}: {cause}" + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
-                   + (f"\n    why: {limit[1]}" if limit else ""), done.returncode, facts)
+    # the root cause is the script's own when the original crashes the same way (same exception at
+    # the same place), or it is a parity mismatch the original shows against itself
+    original_crash = _crash_text(report.get("original_crash"))
+    crashed_alike = same_crash(report, port_dir, orig_dir)
+    own = crashed_alike or "the original against itself" in cause
+    limit = library_limit(f"{cause} {_first_error(report)}", port, f.key)
+    who = ("the script's own (its original crashes the same way)" if crashed_alike
+           else "the script's own (its original differs from itself)" if own else limit[0] if limit else "porter's")
+    elsewhere = (f" (the original crashed too, differently: {original_crash})"
+                 if original_crash and report.get("crash") and not own else "")
+    return Outcome(f.key, "failed", f"{who}{elsewhere}: {cause}"
+                   + (f" [{'; '.join(parity_notes)[:200]}]" if parity_notes else "")
+                   + (f"\n    why: {limit[1]}" if limit else ""), done.returncode, facts, original_crash)
 
 
 def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:

@@ -203,10 +203,25 @@ def normalize_pool_strides(gm: tfx.GraphModule) -> None:
         gm.recompile()
 
 
+def copy_graph(gm: tfx.GraphModule) -> tfx.GraphModule:
+    """A copy of ``gm`` whose graph can be rewritten, sharing ``gm``'s tensors (parameters, buffers,
+    lifted constants) instead of copying them: the rewrites never write a tensor, and a deep copy of a
+    real tensor made while AOTAutograd's fake mode is active (the backend compiles under it) goes
+    through the fake kernels and fails ("set the storage of a tensor on device meta to a storage on
+    different device cpu": torchrl's CQL loss, a constant lifted into its forward graph)."""
+    memo: dict[int, Any] = {}
+    for module in gm.modules():
+        for values in (module.__dict__, module._parameters, module._buffers):
+            for value in values.values():
+                if isinstance(value, torch.Tensor):
+                    memo[id(value)] = value
+    return copy.deepcopy(gm, memo)
+
+
 def strip_none_outputs(gm: tfx.GraphModule) -> tfx.GraphModule:
     """A copy of ``gm`` without ``None`` outputs (backward graphs return None for inputs that need
     no gradient; the importer fails on ``!torch.none``). The caller runs the original graph."""
-    stripped = copy.deepcopy(gm)
+    stripped = copy_graph(gm)
     out = stripped.graph.output_node()
     values = out.args[0]
     if isinstance(values, (list, tuple)) and any(v is None for v in values):
@@ -438,7 +453,7 @@ def prepare(gm: tfx.GraphModule) -> tfx.GraphModule:
     Always a copy: the caller runs ``gm``."""
     ready = strip_none_outputs(gm)
     if ready is gm:
-        ready = copy.deepcopy(gm)
+        ready = copy_graph(gm)
     normalize_pool_strides(ready)
     returned_input_mutations(ready)
     clamp_slice_ends(ready)

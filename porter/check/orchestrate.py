@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from porter.check import analyze, parity, source
-from porter.check.report import ERROR, INFO, CheckReport, Finding, Parity
+from porter.check.report import ERROR, INFO, CheckReport, Crash, Finding, Parity
 from porter.check.runner import RunResult, RunSpec, run, spawns_ranks
 
 EXIT_OK = 0
@@ -97,7 +97,8 @@ def run_check(options: CheckOptions) -> CheckReport:
     report_parity = _parity(options, results[0], *results[1:]) if options.against else None
     if report_parity is not None and options.against:
         report_parity = _against_itself(options, report_parity, results[3])
-    return build_report(options, target, results[0], report_parity, time.perf_counter() - started)
+    original_crash = analyze.crash_of(results[1], options.against) if options.against else None
+    return build_report(options, target, results[0], report_parity, time.perf_counter() - started, original_crash)
 
 
 def _parity(
@@ -212,7 +213,8 @@ def _cannot_run(result: RunResult) -> str | None:
     return None
 
 
-def build_report(options: CheckOptions, target: str, main: RunResult, report_parity: Parity | None, wall_s: float) -> CheckReport:
+def build_report(options: CheckOptions, target: str, main: RunResult, report_parity: Parity | None, wall_s: float,
+                 original_crash: Crash | None = None) -> CheckReport:
     record = main.record or {}
     crash = analyze.crash_of(main, options.script)
     findings = analyze.findings_of(record, options.script, "port") if main.record else []
@@ -285,6 +287,7 @@ def build_report(options: CheckOptions, target: str, main: RunResult, report_par
         losses=analyze.losses_by_step(main.record),
         parity=report_parity,
         crash=crash,
+        original_crash=original_crash,
         fallback_ops=tuple(record["fallback_ops"]) if record.get("fallback_ops") is not None else None,
         dynamo_metrics=tuple(record["dynamo_metrics"]) if record.get("dynamo_metrics") is not None else None,
         notes=tuple(notes),

@@ -145,6 +145,9 @@ class CheckReport:
     losses: tuple[float | None, ...] = ()
     parity: Parity | None = None
     crash: Crash | None = None
+    # with --against: the original's own crash in its as-written run (None: it did not crash), at
+    # its innermost frame in the original's files (a check of whether the port's crash is its own)
+    original_crash: Crash | None = None
     fallback_ops: tuple[str, ...] | None = None
     dynamo_metrics: tuple[dict[str, Any], ...] | None = None
     notes: tuple[str, ...] = ()

@@ -243,9 +243,37 @@ def test_vmap_outputs_are_on_the_device() -> None:
     assert report["steps_run"] == 2 and code == 0, report["findings"]
 
 
+def test_inside_vmap_a_wrapped_tensor_is_on_its_tensors_device() -> None:
+    """Inside torch.vmap the function sees functorch wrappers (made in C++, untagged): before, each
+    use with a device tensor from the closure read as CPU/device mixing, and xi.device as the CPU."""
+    code, report = check("vmap_closure.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
 def test_data_rebinding_moves_the_tensor() -> None:
     """t.data = other puts t on other's device (tensordict rebinds buffers so); is_set_to computes
     nothing. Before, the rebound buffer stayed a CPU tensor and mixed in every use."""
     code, report = check("data_rebind.py", "--steps", "2", "--allow-eager")
     assert not findings(report, "device-mixing"), report["findings"]
     assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
+def test_python_override_inside_a_compiled_region_runs_on_the_emulated_device() -> None:
+    """A __torch_function__ override called in a compiled region (a TensorDict's torch.cat in
+    torchrl's CQL loss) runs its own torch calls under the mode too: before, its device="neuron"
+    factory made a PrivateUse1 fake tensor and Dynamo failed with "Tensor device mismatch"."""
+    code, report = check("compiled_override.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 3 and report["graphs"], report["findings"]
+    assert all(g["status"] == "lowered" for g in report["graphs"]), report["graphs"]
+    assert code == 0, report["findings"]
+
+
+def test_a_thread_the_script_starts_runs_on_the_emulated_device() -> None:
+    """The device mode is per thread: before, a thread's device="neuron" reached the real, kernel-
+    less PrivateUse1 backend (torchrl's async collectors). Its steps now count and compile."""
+    code, report = check("thread_steps.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 3 and report["graphs"], report["findings"]
+    assert code == 0, report["findings"]

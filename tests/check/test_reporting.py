@@ -105,6 +105,16 @@ def test_lazy_modules_run_under_the_emulation() -> None:
     assert code == 0 and report["steps_run"] == 2 and report["graphs"]
 
 
+def test_lazy_parameters_materialize_on_the_device_they_were_made_on() -> None:
+    """LazyLinear(..., device="neuron"): Tensor._make_subclass dropped the device's tag and
+    materialize() read the host from .data, so the weights were host tensors and the first forward
+    mixed CPU and neuron tensors. Their gradients are on the device too (no mixing in the step)."""
+    code, report = check("lazy_on_device.py", "--steps", "3")
+    assert report["crash"] is None, report["crash"]
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert code == 0 and report["steps_run"] == 3 and report["graphs"], report["findings"]
+
+
 def test_a_traceback_printed_before_sys_exit_is_the_cause() -> None:
     code, report = check("printed_traceback.py", "--steps", "1")
     assert code == 2
@@ -120,3 +130,17 @@ def test_a_python_torch_function_override_sees_the_emulated_device() -> None:
     code, report = check("spec_override.py", "--steps", "2")
     assert report["crash"] is None, report["crash"]
     assert code == 0, report["findings"]
+
+
+def test_the_report_carries_the_originals_own_crash() -> None:
+    """With --against, the report names the original's crash at its line (original_crash), so a
+    reader (bench/check_corpus.py) can tell a crash the original shares from one only the port has."""
+    code, report = check("crashes.py", "--steps", "2", "--against", str(SCRIPTS / "crashes_cuda.py"))
+    assert code == 2
+    original = report["original_crash"]
+    assert original is not None and original["kind"] == "exception" and "RuntimeError" in original["message"]
+    assert original["file"].endswith("crashes_cuda.py")
+    assert original["line"] == marked_line("crashes_cuda.py", "CRASH-LINE")
+    assert report["crash"]["line"] == marked_line("crashes.py", "CRASH-LINE")
+    _, clean = check("mlp_port.py", "--steps", "2", "--against", str(SCRIPTS / "mlp_cuda.py"))
+    assert clean["original_crash"] is None

@@ -16,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 import torch
+from torch._C import _functorch
 from torch.nn.parameter import is_lazy
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
@@ -70,8 +71,16 @@ def _python_override(args: tuple, kwargs: dict) -> Any:
 
 
 def dev_of(t: torch.Tensor) -> str | None:
-    """The emulated device a tensor is on (None: a plain CPU tensor)."""
-    return getattr(t, TAG, None)
+    """The emulated device a tensor is on (None: a plain CPU tensor).
+
+    Inside ``torch.vmap`` (or another functorch transform) a function sees wrappers made in C++,
+    never tagged: a wrapper is on the device of the tensor it wraps (untagged, torchrl's vmapped
+    Q-networks read as CPU/device mixing at every layer, and ``x.device`` as the CPU).
+    """
+    dev = getattr(t, TAG, None)
+    if dev is None and isinstance(t, torch.Tensor) and _functorch.is_functorch_wrapped_tensor(t):
+        return dev_of(_functorch.get_unwrapped(t))
+    return dev
 
 
 def _hook_grad(dev: str) -> Callable[[torch.Tensor], None]:
@@ -148,6 +157,13 @@ class DeviceMode(TorchFunctionMode):
                 # x.to(device) traced: the emulated device is the CPU here too (a real PrivateUse1
                 # fake tensor would meet the CPU ones: "Tensor device mismatch", torchrl's gamma.to(device))
                 args = (args[0], "cpu", *args[2:])
+            override = _python_override(args, kwargs)
+            if override is not None:
+                # traced too: a TensorDict's torch.cat/stack runs its own torch calls with this mode
+                # off, and a `device=` it passes (the TensorDict's, "neuron:0") would make a
+                # PrivateUse1 fake tensor that meets the CPU ones ("Tensor device mismatch")
+                with self:
+                    return override.__torch_function__(func, types, args, kwargs)
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _DEVICE_GETTER:
             dev = dev_of(args[0])

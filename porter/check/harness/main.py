@@ -83,6 +83,7 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     patches.patch_optimizer_state()
     patches.patch_parameters()
     checkpoint_meta.patch_checkpoint_metadata()
+    patches.patch_lazy_parameters()
     patches.record_cuda_namespace()
     if semantic:
         patches.disable_dropout()
@@ -117,6 +118,7 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_optimizer_state()
     patches.patch_parameters()
     checkpoint_meta.patch_checkpoint_metadata()
+    patches.patch_lazy_parameters()
     if semantic:
         patches.disable_dropout()
     return DeviceMode("cuda")
@@ -252,6 +254,9 @@ def setup(config: dict[str, Any]) -> Any:
         from porter.check.harness import child
 
         child.propagate(config)
+    from porter.check.harness import patches
+
+    patches.patch_threads(mode)  # the script's threads run under the mode too
     _seed(int(config.get("seed", 0)))
     script = os.path.abspath(config["script"])
     # the script's own folder first: its local packages, never the other run's

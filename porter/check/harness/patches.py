@@ -628,3 +628,69 @@ def patch_parameters() -> None:
         return out
 
     torch.nn.Parameter.__new__ = staticmethod(__new__)  # type: ignore[method-assign,assignment]
+
+
+def patch_threads(mode: Any) -> None:
+    """Threads the script starts run under the run's mode too.
+
+    A TorchFunctionMode is per thread: a thread the script (or its library: torchrl's async
+    collectors) starts ran with no mode at all, so its ``device="neuron"`` reached the real,
+    kernel-less PrivateUse1 backend, its tensors were never tagged and its syncs never counted.
+    ``Thread._bootstrap_inner`` runs every thread's ``run`` (a subclass's own too).
+    """
+    import threading
+
+    from torch.overrides import _get_current_function_mode_stack
+
+    bootstrap = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def _bootstrap_inner(self: threading.Thread) -> None:
+        if mode in _get_current_function_mode_stack():
+            bootstrap(self)
+            return
+        with mode:
+            bootstrap(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner  # type: ignore[attr-defined]
+
+
+def patch_lazy_parameters() -> None:
+    """A lazy module's parameters materialize on the emulated device they were created on.
+
+    ``UninitializedParameter.materialize`` takes its device from ``self.data.device``: ``.data`` is
+    a new tensor object made in C++, untagged, so the device read as the CPU and ``nn.LazyLinear(n,
+    device="neuron")`` (torchrl's MLP builds its layers so) got host weights that mixed with the
+    device input at the first forward. The tag also had no gradient hook (a lazy tensor takes none):
+    it is set again once the parameter is a real one.
+    """
+    from torch.nn.parameter import UninitializedTensorMixin  # type: ignore[attr-defined]
+
+    from porter.check.harness.device_mode import dev_of, tag
+
+    original = UninitializedTensorMixin.materialize
+
+    def materialize(self: Any, shape: Any, device: Any = None, dtype: Any = None) -> None:
+        dev = dev_of(self)
+        original(self, shape, device=dev if device is None and dev is not None else device, dtype=dtype)
+        dev = dev_of(self)
+        if dev is not None:
+            tag(self, dev)  # now a Parameter: its gradient hook too
+
+    UninitializedTensorMixin.materialize = materialize  # type: ignore[method-assign]
+
+    # Made by Tensor._make_subclass in C++, which drops the tag of the empty tensor placed on
+    # `device`: the new object is tagged where an empty tensor on that device is (the mode decides).
+    for lazy_cls in (torch.nn.parameter.UninitializedParameter, torch.nn.parameter.UninitializedBuffer):
+        def make(new: Callable[..., Any]) -> Callable[..., Any]:
+            def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+                out = new(cls, *args, **kwargs)
+                device = kwargs.get("device", args[1] if len(args) > 1 else None)
+                if device is not None and dev_of(out) is None:
+                    dev = dev_of(torch.empty(0, device=device))
+                    if dev is not None:
+                        tag(out, dev)
+                return out
+
+            return staticmethod(__new__)
+
+        lazy_cls.__new__ = make(lazy_cls.__new__)  # type: ignore[assignment,method-assign]
