@@ -119,6 +119,10 @@ model = qwen2(vocab_size=151936, num_layers=1, num_heads=2, num_kv_heads=1, embe
 torch.save(model.state_dict(), data / "ckpt" / "model.pt")
 rows = [{"instruction": f"Add {i} and {i + 1}.", "input": "", "output": str(2 * i + 1)} for i in range(32)]
 (data / "alpaca.json").write_text(json.dumps(rows))
+pairs = [{"chosen": [{"role": "user", "content": f"Add {i} and {i + 1}."}, {"role": "assistant", "content": str(2 * i + 1)}],
+          "rejected": [{"role": "user", "content": f"Add {i} and {i + 1}."}, {"role": "assistant", "content": str(2 * i)}]}
+         for i in range(32)]
+(data / "pairs.json").write_text(json.dumps(pairs))
 """
 _TORCHTUNE_MODEL = ("model.vocab_size=151936", "model.num_layers=1", "model.num_heads=2", "model.num_kv_heads=1",
                     "model.embed_dim=32", "model.intermediate_dim=64", "model.max_seq_len=128")
@@ -141,6 +145,35 @@ _TORCHTUNE_QWEN = ("--config", "configs/qwen2_5/0.5B_full_single_device.yaml",
 # same base checkpoint (the recipe loads it with strict=False and checks only LoRA keys are missing).
 _TORCHTUNE_LORA = ("--config", "configs/qwen2_5/0.5B_lora_single_device.yaml",
                    "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON)
+_TORCHTUNE_FULL_DIST = ("--config", "configs/qwen2_5/0.5B_full.yaml",
+                        "model._component_=torchtune.models.qwen2.qwen2", *_TORCHTUNE_COMMON)
+_TORCHTUNE_LORA_DIST = ("--config", "configs/qwen2_5/0.5B_lora.yaml",
+                        "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON)
+# Knowledge distillation: the project's Qwen2 1.5B->0.5B KD configs; student the one-layer LoRA Qwen2, teacher
+# the same one-layer Qwen2 loading the same synthetic checkpoint (the recipe only reads the teacher's logits).
+_TORCHTUNE_TEACHER = ("teacher_model._component_=torchtune.models.qwen2.qwen2",
+                      *(f"teacher_{kv}" for kv in _TORCHTUNE_MODEL),
+                      "teacher_checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer",
+                      "teacher_checkpointer.checkpoint_dir={data}/ckpt", "teacher_checkpointer.checkpoint_files=[model.pt]")
+_TORCHTUNE_KD_DIST = ("--config", "configs/qwen2/1.5_to_0.5B_KD_lora_distributed.yaml",
+                      "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON, *_TORCHTUNE_TEACHER)
+_TORCHTUNE_KD = ("--config", "configs/qwen2/1.5_to_0.5B_KD_lora_single_device.yaml",
+                 "model._component_=torchtune.models.qwen2.lora_qwen2", *_TORCHTUNE_COMMON, *_TORCHTUNE_TEACHER)
+# QAT: the project's full QAT config (Llama3 8B there) with the one-layer Qwen2, its tokenizer, and the
+# config's own quantizer (Int8DynActInt4WeightQATQuantizer) at a group size the 32-wide layers divide.
+_TORCHTUNE_QAT_LORA = ("--config", "configs/llama3_2/1B_qat_lora.yaml", "model._component_=torchtune.models.qwen2.lora_qwen2",
+                       "tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
+                       "quantizer.groupsize=32", "compile=False")  # the recipe refuses compile (qat_lora_finetune_distributed.py:153-155)
+_TORCHTUNE_QAT = ("--config", "configs/llama3/8B_qat_full.yaml", "model._component_=torchtune.models.qwen2.qwen2",
+                  "tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
+                  "quantizer.groupsize=32", "compile=False")  # the recipe refuses compile (qat_distributed.py:139)
+# DPO: the project's Llama3.1 DPO configs with the one-layer Qwen2 (LoRA or full), its tokenizer, and torchtune's
+# preference_dataset on a 32-pair JSON file (chosen/rejected conversations, _TORCHTUNE_MAKE's pairs.json) for the
+# Stack Exchange pairs the config downloads; the full recipe's reference model loads the same checkpoint.
+_TORCHTUNE_DPO = ("tokenizer._component_=torchtune.models.qwen2.qwen2_tokenizer", *_TORCHTUNE_COMMON,
+                  "dataset._component_=torchtune.datasets.preference_dataset", "dataset.data_files={data}/pairs.json")
+_TORCHTUNE_REF = ("ref_checkpointer._component_=torchtune.training.FullModelTorchTuneCheckpointer",
+                  "ref_checkpointer.checkpoint_dir={data}/ckpt", "ref_checkpointer.checkpoint_files=[model.pt]")
 # torchrl publishes no sdist (pip finds none for any version) and its wheel carries the scripts without
 # their YAML: the config is written here with exactly the keys the script (and its utils) read, the
 # project's defaults (pytorch/rl's sota-implementations YAML) for the choices (env, device null,
@@ -155,10 +188,8 @@ _TORCHRL_COMPILED = " (compile.compile: True, the script's own switch: see _COMP
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/early_exit_finetune_distributed", "dev/grpo_full_finetune_distributed",
-        "dev/lora_finetune_distributed_multi_dataset", "full_dpo_distributed", "full_finetune_distributed",
-        "knowledge_distillation_distributed", "knowledge_distillation_single_device",
-        "lora_dpo_distributed", "lora_dpo_single_device", "lora_finetune_distributed", "lora_finetune_single_device",
-        "ppo_full_finetune_single_device", "qat_distributed", "qat_lora_finetune_distributed")},
+        "dev/lora_finetune_distributed_multi_dataset", "lora_finetune_single_device",
+        "ppo_full_finetune_single_device")},
     "torchtune-0.6.1/recipes/full_finetune_single_device.py": Recipe(
         _TORCHTUNE_QWEN, make=_TORCHTUNE_MAKE,
         why="the project's Qwen2.5 config with a 1-layer synthetic checkpoint, byte-level tokenizer files and an "
@@ -168,6 +199,41 @@ RECIPES: dict[str, Recipe] = {
         _TORCHTUNE_LORA, make=_TORCHTUNE_MAKE,
         why="the project's Qwen2.5 LoRA config on the same synthetic base checkpoint, tokenizer files and Alpaca "
             "JSON as full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
+    # The distributed recipes on 2 ranks (torchrun; FSDP2 over the emulated device's collectives), the
+    # project's multi-device Qwen2.5 configs, the same synthetic files.
+    "torchtune-0.6.1/recipes/full_finetune_distributed.py": Recipe(
+        _TORCHTUNE_FULL_DIST, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's multi-device Qwen2.5 config on 2 ranks, the synthetic files of full_finetune_single_device "
+            "(see _TORCHTUNE_MAKE); compile=True (see _TORCHTUNE_COMMON)"),
+    "torchtune-0.6.1/recipes/lora_finetune_distributed.py": Recipe(
+        _TORCHTUNE_LORA_DIST, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's multi-device Qwen2.5 LoRA config on 2 ranks, the synthetic files of "
+            "full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
+    "torchtune-0.6.1/recipes/knowledge_distillation_distributed.py": Recipe(
+        _TORCHTUNE_KD_DIST, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's Qwen2 KD config on 2 ranks: student and teacher of one layer on the synthetic files of "
+            "full_finetune_single_device (see _TORCHTUNE_TEACHER)"),
+    "torchtune-0.6.1/recipes/knowledge_distillation_single_device.py": Recipe(
+        _TORCHTUNE_KD, make=_TORCHTUNE_MAKE,
+        why="the project's single-device Qwen2 KD config, student and teacher of one layer (see _TORCHTUNE_TEACHER)"),
+    "torchtune-0.6.1/recipes/qat_distributed.py": Recipe(
+        _TORCHTUNE_QAT, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's full QAT config on 2 ranks with the one-layer Qwen2 and its tokenizer (see _TORCHTUNE_QAT)"),
+    "torchtune-0.6.1/recipes/lora_dpo_single_device.py": Recipe(
+        ("--config", "configs/llama3_1/8B_lora_dpo_single_device.yaml", "model._component_=torchtune.models.qwen2.lora_qwen2",
+         *_TORCHTUNE_DPO), make=_TORCHTUNE_MAKE, why="the project's LoRA DPO config with the one-layer Qwen2 (see _TORCHTUNE_DPO)"),
+    "torchtune-0.6.1/recipes/lora_dpo_distributed.py": Recipe(
+        ("--config", "configs/llama3_1/8B_lora_dpo.yaml", "model._component_=torchtune.models.qwen2.lora_qwen2",
+         *_TORCHTUNE_DPO), make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's LoRA DPO config on 2 ranks with the one-layer Qwen2 (see _TORCHTUNE_DPO)"),
+    "torchtune-0.6.1/recipes/full_dpo_distributed.py": Recipe(
+        ("--config", "configs/llama3_1/8B_full_dpo.yaml", "model._component_=torchtune.models.qwen2.qwen2",
+         *_TORCHTUNE_DPO, *_TORCHTUNE_REF), make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's full DPO config on 2 ranks with the one-layer Qwen2 as policy and reference (see _TORCHTUNE_DPO)"),
+    "torchtune-0.6.1/recipes/qat_lora_finetune_distributed.py": Recipe(
+        _TORCHTUNE_QAT_LORA, make=_TORCHTUNE_MAKE, nproc=2,
+        why="the project's Llama3.2 QAT LoRA config on 2 ranks with the one-layer LoRA Qwen2 and its tokenizer (see "
+            "_TORCHTUNE_QAT)"),
     "torchtitan-0.3.0/torchtitan/experiments/forge/example_train.py": Recipe(
         needs="a torchtitan job config with a Hugging Face tokenizer (downloaded assets) and the C4 dataset"),
     # --dataset synthetic: the script's own SyntheticBanditEnv (the others download OpenML data)
@@ -497,6 +563,9 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
      "Python int (torchrl/objectives/utils.py:620, `if self.counter == self.value_network_update_interval`, counted up "
      "at each step()): the script's compiled update, which calls the updater, is guarded on the counter's value and "
      "recompiles as it changes, on CUDA as on Neuron"),
+    ("torchtune/modules/loss/kd_losses.py:251", "the library's", "torchtune 0.6.1's ForwardKLWithChunkedOutputLoss "
+     "tests `if sum_masks == 0` on a tensor at every call (torchtune/modules/loss/kd_losses.py:250-251): a host sync "
+     "and a graph break in the compiled loss, on CUDA as on Neuron"),
     ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
@@ -504,6 +573,18 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
 # Per script (corpus key): (text of the root cause, whose, the reason at its line) for a cause that is
 # the script's configuration rather than the emulation's.
 SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "torchtune-0.6.1/recipes/qat_distributed.py": ((
+        "no torch.compile in the script", "the script's own",
+        "the recipe refuses compile=True (qat_distributed.py:137-139, \"Compile is not yet supported for QAT\"): it "
+        "runs eagerly by design, on CUDA as on Neuron"),),
+    "torchtune-0.6.1/recipes/qat_lora_finetune_distributed.py": ((
+        "no torch.compile in the script", "the script's own",
+        "the recipe refuses compile=True (qat_lora_finetune_distributed.py:153-155, \"Compile is not yet supported for "
+        "QAT\"): it runs eagerly by design, on CUDA as on Neuron"),),
+    "torchtune-0.6.1/recipes/lora_dpo_distributed.py": ((
+        "no torch.compile in the script", "porter's (no compile it can insert here yet)",
+        "the recipe has no compile switch (it reads no cfg.compile, unlike lora_dpo_single_device.py) and porter "
+        "inserts no compile into a torchtune recipe: the port runs op by op on Trainium"),),
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": ((
         "porter left it uncompiled", "porter's (no compile it can insert here yet)",
         "porter no longer compiles the ClipPPOLoss (NRN413 at the marker): compiled, it recompiled at steps 1 and 2 "

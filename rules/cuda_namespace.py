@@ -77,6 +77,10 @@ _CPU_VALUES = {
 }
 
 
+# CUDA's memory profiler (torch.cuda.memory's snapshot API): a diagnostic with no Neuron counterpart;
+# under a kept ``device.type == "cuda"`` test it gets no marker (the code there never runs on neuron).
+_MEMORY_PROFILING = re.compile(r"^memory\._(record_memory_history|dump_snapshot|snapshot)$")
+
 class CudaNamespace(Rule):
     """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``, with arguments Neuron accepts.
 
@@ -116,7 +120,9 @@ class CudaNamespace(Rule):
         "neuron") and torch.neuron.is_initialized()`` in the neuron style, so ``if
         torch.cuda.is_initialized(): torch.cuda.synchronize()`` still skips on a CPU-only machine.
         Inside a branch that only runs on CUDA (a device-type test kept by
-        ``rules/_lib/branches.py:CudaOnlyBranches``) nothing is renamed.
+        ``rules/_lib/branches.py:CudaOnlyBranches``) nothing is renamed, and CUDA's memory
+        profiler there (``torch.cuda.memory._record_memory_history`` / ``_dump_snapshot`` /
+        ``_snapshot``, a diagnostic that never runs on neuron) gets no marker.
         Renames ``torch.cuda.X`` to ``torch.neuron.X`` for every other name TorchNeuron provides
         with the same meaning (availability, device count/index, ``synchronize``, seeds and RNG state,
         memory counters, ``empty_cache``, device name/properties, streams and events,
@@ -284,8 +290,10 @@ class CudaNamespace(Rule):
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
             return
-        if (head in RENAMES or head in RENAMED) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
-            return  # runs only on CUDA (its device-type test is kept): nothing to port
+        if (head in RENAMES or head in RENAMED or _MEMORY_PROFILING.match(rest)) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
+            # runs only on CUDA (its device-type test is kept): nothing to port; a CUDA memory
+            # profile there (torchtune's recipes) is CUDA's own diagnostic, lost nowhere else
+            return
         if head in _AVAILABILITY and (self._guards_cuda_only(node) or in_kept_cuda_test(self, node)):
             return
         if head in _AVAILABILITY and self._ray_gpu_request(node):

@@ -23,7 +23,15 @@ from porter.rules._lib.collectors import (
     fills_buffer,
     sole_binding,
 )
-from porter.rules._lib.device import ACCELERATOR_TYPE, accelerator_string, cuda_string, neuron_string, retorch, torch_ref
+from porter.rules._lib.device import (
+    ACCELERATOR_TYPE,
+    ACCELERATOR_TYPE_OR_CUDA,
+    accelerator_string,
+    cuda_string,
+    neuron_string,
+    retorch,
+    torch_ref,
+)
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.statements import wrapped_in_if
 from porter.rules._lib.tree import child_index, enclosing_function
@@ -93,6 +101,13 @@ DEVICE_GETTERS: dict[str, str] = {
 # torchtune 0.6.1's subpackages (a file below one is the library's own code).
 _TORCHTUNE_PACKAGES = frozenset({"training", "utils", "modules", "models", "data", "datasets", "config", "rlhf",
                                  "generation", "dev", "_cli"})
+# torchtune 0.6.1's CheckpointClient(cfg) calls get_device(device=cfg.device) itself
+# (torchtune/training/checkpointing/_checkpoint_client.py:75): the same rejection of an unindexed
+# neuron device under torchrun, in the library (full_finetune_distributed.py:183).
+CONFIG_DEVICE_READERS: dict[str, str] = {
+    "torchtune.training.checkpointing._checkpoint_client.CheckpointClient":
+        "torchtune/training/checkpointing/_checkpoint_client.py:75",
+}
 _INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 _HOST_NOT_NEURON = 'getattr({torch}.accelerator.current_accelerator(), "type", None) != "neuron"'
 
@@ -139,8 +154,15 @@ class LibraryDevices(Rule):
         * torchtune's ``cleanup_before_training()`` alone on its line runs only where
           ``torch.accelerator.current_accelerator()`` is not a neuron device (on a Trainium host it
           empties ``torch.cpu``'s cache, which does not exist).
-        * torchtune's ``get_device(...)`` in a file that starts a process group gets a review
-          marker: under torchrun it rejects a neuron device without the LOCAL_RANK index.
+        * torchtune's ``get_device(device=D)`` in a file that starts a process group (a torchrun
+          recipe) → ``torch.device(f"neuron:{os.environ['LOCAL_RANK']}") if str(D) == "neuron" and
+          "LOCAL_RANK" in os.environ else get_device(device=D)`` (a ``"cuda"`` literal D: its
+          port, and only the LOCAL_RANK test); a review marker where D is missing, ``None`` or
+          an expression other than a name, attribute or literal.
+          torchtune's ``CheckpointClient(cfg)`` there (it calls ``get_device(cfg.device)``
+          itself) gets ``OmegaConf.merge(cfg, {"device": str(self._device)}) if
+          str(self._device).startswith("neuron:") else cfg`` in a recipe that holds
+          ``self._device``; a marker elsewhere.
         * torchtune's ``compile_model(...)`` / ``compile_loss(...)`` statement gets, before it, the
           neuron backend as the default of the variable they read, on a neuron host only:
           ``if torch.accelerator.is_available() and torch.accelerator.current_accelerator().type == "neuron":``
@@ -186,6 +208,14 @@ class LibraryDevices(Rule):
         TorchNeuron does not use (AWS Neuron docs, about torch.compile); its backend is
         ``"neuron"``. ``setdefault`` keeps a backend the user set in the environment; the host test
         keeps Inductor on CUDA and CPU hosts, as the original had it.
+        torchtune's ``get_device`` fills in the index only for cuda/npu/xpu and, where LOCAL_RANK
+        is set, raises unless the index equals it (``torchtune/utils/_device.py:62-96,131-139``):
+        ``neuron`` under torchrun always raised. TorchNeuron's index of a rank's core is its local
+        rank (neuron-facts §1.2, ``torch_neuronx/csrc/core/NeuronDevice.cpp``). The port builds that device
+        without calling ``get_device``, whose check allocates on it: a recipe that calls it
+        before ``init_process_group`` (``full_finetune_distributed.py:128,144``) would start
+        the Neuron runtime first, which TorchNeuron refuses. Without LOCAL_RANK (one process)
+        torchtune's own call runs, as before.
 
     Before:
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
@@ -198,6 +228,7 @@ class LibraryDevices(Rule):
             update(advantage(data))
 
         device = torch.device(cfg.device) if cfg.device else get_available_device()
+        self._device = utils.get_device(device=cfg.device)  # in a torchrun recipe
         self._dtype = training.get_dtype(cfg.dtype, device=self._device)
         if self._device.type != "cpu":
             memory_stats = training.get_memory_stats(device=self._device)
@@ -217,6 +248,7 @@ class LibraryDevices(Rule):
             update(advantage(data))
 
         device = torch.device(cfg.device) if cfg.device else torch.device("neuron:0" if torch.accelerator.is_available() else "cpu")
+        self._device = torch.device(f"neuron:{os.environ['LOCAL_RANK']}") if str(cfg.device) == "neuron" and "LOCAL_RANK" in os.environ else utils.get_device(device=cfg.device)
         self._dtype = training.get_dtype(cfg.dtype, device=torch.device("cpu") if str(self._device).startswith("neuron") else self._device)
         if self._device.type not in ("cpu", "neuron"):
             memory_stats = training.get_memory_stats(device=self._device)
@@ -260,16 +292,17 @@ class LibraryDevices(Rule):
                               "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
-                                           "cleanup_before_training", "get_device", "compile_model", "compile_loss")
+                                           "cleanup_before_training", "get_device", "compile_model", "compile_loss",
+                                           "CheckpointClient")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
-        COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS or COMPILERS (each part of it then an
+        COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS, COMPILERS or CONFIG_DEVICE_READERS (each part of it then an
         identifier of the file)."""
         return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
-                                                    COMPILERS)
+                                                    COMPILERS, CONFIG_DEVICE_READERS)
                    for name in table)
 
     def __init__(self, context: FileContext) -> None:
@@ -290,11 +323,11 @@ class LibraryDevices(Rule):
         elif any(n in CLEANUPS for n in names):
             self._cleanup(node, next(CLEANUPS[n] for n in names if n in CLEANUPS))
         elif any(n in DEVICE_GETTERS for n in names) and self._distributed() and not self._in_torchtune():
-            self.mark(node, f"torchtune's get_device rejects an unindexed neuron device under torchrun "
-                      f"({next(DEVICE_GETTERS[n] for n in names if n in DEVICE_GETTERS)}: the index must equal LOCAL_RANK, "
-                      "and only cuda/npu/xpu get it filled in): pass f\"neuron:{LOCAL_RANK}\" where the device is neuron")
+            self._device_getter(node, next(DEVICE_GETTERS[n] for n in names if n in DEVICE_GETTERS))
         elif any(n in COMPILERS for n in names):
             self._compile_backend(node, next(COMPILERS[n] for n in names if n in COMPILERS))
+        elif any(n in CONFIG_DEVICE_READERS for n in names) and self._distributed() and not self._in_torchtune():
+            self._config_reader(node, next(CONFIG_DEVICE_READERS[n] for n in names if n in CONFIG_DEVICE_READERS))
 
     def _in_torchtune(self) -> bool:
         """The file is torchtune's own (``torchtune/<subpackage>/...``, not a clone's ``recipes/``):
@@ -439,6 +472,72 @@ class LibraryDevices(Rule):
             module, _, obj = name.rpartition(".")
             self.drop_import_if_unused(ImportSpec(module, obj))
 
+    # ------------------------------------------------------------------ torchtune get_device under torchrun
+    def _device_getter(self, node: cst.Call, source: str) -> None:
+        """``get_device(device=D)`` in a torchrun recipe: the rank's own ``neuron:{LOCAL_RANK}``
+        where D is ``neuron`` and LOCAL_RANK is set (torchtune's own test of a distributed run),
+        torchtune's call otherwise. A D that is not a name, an attribute or a literal (it would be
+        evaluated twice), or no D (torchtune then picks the host's device: the CPU on Trainium)
+        gets a marker."""
+        if self._ported_getter(node):
+            return  # the port's own fallback branch: a fixed point
+        arg = keyword(node, "device") or positional(node, 0)
+        why = (f"torchtune's get_device rejects an unindexed neuron device under torchrun ({source}: the index must "
+               "equal LOCAL_RANK, and only cuda/npu/xpu get it filled in)")
+        unknown = arg is None or (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+        if arg is None or unknown or (string_value(arg.value) is None and not self._may_be_accelerator(arg.value)):
+            host = "; with no device it takes the host's, the CPU on Trainium" if unknown else ""
+            self.mark(node, f"{why}{host}: pass f\"neuron:{{LOCAL_RANK}}\" where the device is neuron")
+            return
+        literal = string_value(arg.value)
+        if literal is not None and literal not in ("cuda", "neuron"):
+            return  # an indexed or other explicit device: the user's choice, rejected on CUDA too
+        torch, imports = torch_ref(self.context.module)
+        rank = f'{torch}.device(f"neuron:{{os.environ[\'LOCAL_RANK\']}}")'
+        accelerator = self.options.style == "accelerator"
+
+        def indexed(updated: cst.CSTNode) -> cst.CSTNode:
+            call = cast(cst.Call, updated)
+            given = keyword(call, "device") or positional(call, 0)
+            assert given is not None
+            value = given.value
+            if string_value(value) == "cuda":  # still the original's literal (a positional argument): this port's
+                value = (accelerator_string(value, torch, ACCELERATOR_TYPE_OR_CUDA) if accelerator
+                         else neuron_string(value))
+                call = call.with_changes(args=[a.with_changes(value=value) if a is given else a for a in call.args])
+            if string_value(value) == "neuron":
+                test = '"LOCAL_RANK" in os.environ'
+            else:
+                test = f'str({cst.Module([]).code_for_node(value)}) == "neuron" and "LOCAL_RANK" in os.environ'
+            return cst.parse_expression(f"{rank} if {test} else {cst.Module([]).code_for_node(call)}")
+
+        self.replace(node, indexed, f"{why}: neuron:LOCAL_RANK under torchrun, TorchNeuron's index for the rank (and no "
+                     "device touched before init_process_group)", imports=(*imports, ImportSpec("os")))
+
+    def _config_reader(self, node: cst.Call, source: str) -> None:
+        """``CheckpointClient(cfg)`` in a torchrun recipe that holds ``self._device``: the config
+        with the recipe's device where that is an indexed neuron device (the port's LOCAL_RANK
+        device above), the recipe's config otherwise."""
+        arg = positional(node, 0)
+        if arg is not None and isinstance(arg.value, cst.IfExp) and "OmegaConf.merge" in cst.Module([]).code_for_node(arg.value):
+            return  # the port's own config (a fixed point)
+        why = f"torchtune's CheckpointClient calls get_device(cfg.device) ({source}), which rejects an unindexed neuron device under torchrun"
+        statement = self.statement_of(node)
+        if arg is None or not isinstance(arg.value, cst.Name) or statement is None or not self._recipe_device(statement):
+            self.mark(node, f"{why}: give it a config whose device is neuron:{{LOCAL_RANK}}")
+            return
+        cfg = arg.value.value
+        new = cst.parse_expression(f'OmegaConf.merge({cfg}, {{"device": str({_RECIPE_DEVICE})}}) '
+                                   f'if str({_RECIPE_DEVICE}).startswith("neuron:") else {cfg}')
+        self.replace(arg, lambda a: cast(cst.Arg, a).with_changes(value=new),
+                     f"{why}: the config with the recipe's neuron:LOCAL_RANK device", imports=(ImportSpec("omegaconf", "OmegaConf"),))
+
+    def _ported_getter(self, node: cst.Call) -> bool:
+        """The call is the ``else`` of the port's ``torch.device(f"neuron:{...LOCAL_RANK...}") if ... else``."""
+        parent = self.parent(node)
+        return (isinstance(parent, cst.IfExp) and parent.orelse is node
+                and "LOCAL_RANK" in cst.Module([]).code_for_node(parent.test))
+
     # ------------------------------------------------------------------ torchtune get_dtype
     def _bf16_check(self, node: cst.Call, source: str) -> None:
         arg = keyword(node, "device") or positional(node, 1)
@@ -572,8 +671,14 @@ class LibraryDevices(Rule):
         if init is None:
             return False
         devices = ("torch.device", *DEVICE_GETTERS)
+
+        def device_call(value: cst.BaseExpression) -> bool:
+            if isinstance(value, cst.IfExp):  # the port's neuron:LOCAL_RANK choice (_device_getter)
+                return device_call(value.body) and device_call(value.orelse)
+            return isinstance(value, cst.Call) and self.matches(value.func, *devices)
+
         return any(
-            isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and self.matches(node.value.func, *devices)
+            isinstance(node, cst.Assign) and device_call(node.value)
             and any(dotted(t.target) == _RECIPE_DEVICE for t in node.targets)
             for node in child_index(self).walk(init))
 

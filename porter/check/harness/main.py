@@ -59,7 +59,7 @@ def _count_optimizers() -> None:
 def _setup_emulated_port(config: dict[str, Any]) -> Any:
     import torch
 
-    from porter.check.harness import neuron_module, patches
+    from porter.check.harness import checkpoint_meta, neuron_module, patches
     from porter.check.harness.backend import NeuronEmulatedBackend
     from porter.check.harness.device_mode import DeviceMode
 
@@ -83,6 +83,7 @@ def _setup_emulated_port(config: dict[str, Any]) -> Any:
     patches.patch_optimizer_state()
     patches.patch_parameters()
     patches.patch_lazy_parameters()
+    checkpoint_meta.patch_checkpoint_metadata()
     patches.record_cuda_namespace()
     if semantic:
         patches.disable_dropout()
@@ -102,7 +103,7 @@ def _register_hooks() -> None:
 
 
 def _setup_emulated_original(config: dict[str, Any]) -> Any:
-    from porter.check.harness import patches
+    from porter.check.harness import checkpoint_meta, patches
     from porter.check.harness.device_mode import DeviceMode
 
     semantic = bool(config.get("semantic"))
@@ -117,6 +118,7 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_optimizer_state()
     patches.patch_parameters()
     patches.patch_lazy_parameters()
+    checkpoint_meta.patch_checkpoint_metadata()
     if semantic:
         patches.disable_dropout()
     return DeviceMode("cuda")
