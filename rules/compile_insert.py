@@ -483,7 +483,7 @@ class CompileInsert(Rule):
         for value in list(values):
             for n in cast("list[cst.Name]", m.findall(value, m.Name())):
                 values.extend(assigned.get(n.value, ()) if n.value != loss.value else ())
-        defined = {s.name.value for s in cast("list[cst.FunctionDef | cst.ClassDef]", m.findall(module, m.FunctionDef() | m.ClassDef()))}
+        defined = {s.name.value for s in cast("list[cst.FunctionDef | cst.ClassDef]", child_index(self).find(module, cst.FunctionDef, cst.ClassDef))}
         function = enclosing_function(self, backward)
         # A parameter may hold any callable the caller passes (``loss_fct=None`` then a default loss):
         # a plain function has no ``.compile``, and a loss the user chose is not the model; unless
@@ -1017,7 +1017,10 @@ class CompileInsert(Rule):
         """``torch._dynamo.config.allow_rnn = True`` when the model class of this file builds a
         recurrent torch module (``nn.LSTM``, or ``getattr(nn, rnn_type)``): with the default False,
         Dynamo runs the whole frame eagerly (measured on torch 2.13: zero graphs) and nothing is compiled."""
-        if m.findall(module, m.Attribute(attr=m.Name("allow_rnn"))) or not self._recurrent(module, builder):
+        sets_it = any(
+            isinstance(node, cst.Attribute) and node.attr.value == "allow_rnn" for node in child_index(self).find(module, cst.Attribute)
+        )
+        if sets_it or not self._recurrent(module, builder):
             return []  # the script sets it itself
         return [cst.parse_statement("torch._dynamo.config.allow_rnn = True\n")]
 

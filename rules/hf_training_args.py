@@ -6,13 +6,13 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import libcst as cst
-import libcst.matchers as m
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, set_keyword_keep_layout
 from porter.rules._lib.hf import MISSING, has_double_star, literal
 from porter.rules._lib.nodes import with_string_value
+from porter.rules._lib.tree import child_index
 from porter.rules._tables.hf import (
     CUDA_DDP_BACKENDS,
     CUDA_OPTIMS,
@@ -393,10 +393,13 @@ class HfTrainingPerf(_TrainingArgsRule):
                 return True
             if name in {"eval_steps", "load_best_model_at_end", "metric_for_best_model"}:
                 return True
-        module = self.context.module
-        if m.findall(module, m.Arg(keyword=m.Name("eval_dataset"))):
-            return True
-        return bool(m.findall(module, m.Call(func=m.Attribute(attr=m.Name("evaluate") | m.Name("predict")))))
+        index = child_index(self)
+        for node in index.find(self.context.module, cst.Arg, cst.Call):
+            if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "eval_dataset":
+                return True
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value in {"evaluate", "predict"}:
+                return True
+        return False
 
     def _parser(self, call: cst.Call) -> None:
         first = call.args[0].value if call.args and call.args[0].keyword is None else None

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-import libcst.matchers as m
 
 from porter.engine.rule import Rule
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.tree import child_index
 
 MISSING = object()
 
@@ -110,7 +110,7 @@ def _call_origin(rule: Rule, call: cst.Call, depth: int, seen: frozenset[str]) -
             return _class_origin(rule, klass)
         builder = _function_named(rule, func.value)
         if builder is not None:  # tokenizer = build_tokenizer(...): what the file's function returns
-            returns = [r for r in m.findall(builder, m.Return()) if _function_of(rule, r) is builder]
+            returns = [r for r in child_index(rule).find(builder, cst.Return) if _function_of(rule, r) is builder]
             found = {origin(rule, r.value, depth - 1, seen) if r.value is not None else "unknown" for r in returns}  # type: ignore[attr-defined]
             return found.pop() if len(found) == 1 else "unknown"
     return "unknown"
@@ -136,9 +136,10 @@ def _class_origin(rule: Rule, klass: cst.ClassDef | None) -> Origin:
 def _class_named(rule: Rule, name: str | None) -> cst.ClassDef | None:
     if not name or "." in name:
         return None
-    for node in m.findall(rule.context.module, m.ClassDef(name=m.Name(name))):
+    for node in child_index(rule).find(rule.context.module, cst.ClassDef):
         assert isinstance(node, cst.ClassDef)
-        return node
+        if node.name.value == name:
+            return node
     return None
 
 
@@ -177,7 +178,9 @@ def _function_of(rule: Rule, node: cst.CSTNode) -> cst.CSTNode | None:
 
 def _bindings(rule: Rule, text: str) -> list[tuple[cst.CSTNode, cst.BaseExpression | None]]:
     found: list[tuple[cst.CSTNode, cst.BaseExpression | None]] = []
-    for node in m.findall(rule.context.module, m.Assign() | m.AnnAssign() | m.Param() | m.For() | m.WithItem()):
+    # The file's shared index (per-type buckets) instead of a libcst matcher walk, which rebuilds
+    # every node of the file on each call (several calls per use origin() follows).
+    for node in child_index(rule).find(rule.context.module, cst.Assign, cst.AnnAssign, cst.Param, cst.For, cst.WithItem):
         if isinstance(node, cst.Assign):
             for target in node.targets:
                 if dotted(target.target) == text:
