@@ -19,8 +19,10 @@ def patch_checkpoint_metadata() -> None:
     import torch
     import torch.utils.checkpoint as checkpoint
 
-    key = checkpoint._DEFAULT_DETERMINISM_MODE
-    table: dict[str, Any] = checkpoint._allowed_determinism_checks_to_fns
+    key = getattr(checkpoint, "_DEFAULT_DETERMINISM_MODE", None)
+    table: dict[str, Any] | None = getattr(checkpoint, "_allowed_determinism_checks_to_fns", None)
+    if key is None or table is None or key not in table:
+        return  # another torch's checkpoint internals (2.13's at torch/utils/checkpoint.py:1070-1081): left as they are
 
     def metadata(x: torch.Tensor) -> dict[str, Any]:
         with torch._C.DisableTorchFunction():  # the real device: the emulation's tag is not read
