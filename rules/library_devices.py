@@ -508,8 +508,8 @@ class LibraryDevices(Rule):
             if string_value(value) == "neuron":
                 test = '"LOCAL_RANK" in os.environ'
             else:
-                test = f'str({cst.Module([]).code_for_node(value)}) == "neuron" and "LOCAL_RANK" in os.environ'
-            return cst.parse_expression(f"{rank} if {test} else {cst.Module([]).code_for_node(call)}")
+                test = f'str({self.context.module.code_for_node(value)}) == "neuron" and "LOCAL_RANK" in os.environ'
+            return cst.parse_expression(f"{rank} if {test} else {self.context.module.code_for_node(call)}")
 
         self.replace(node, indexed, f"{why}: neuron:LOCAL_RANK under torchrun, TorchNeuron's index for the rank (and no "
                      "device touched before init_process_group)", imports=(*imports, ImportSpec("os")))
@@ -519,7 +519,7 @@ class LibraryDevices(Rule):
         with the recipe's device where that is an indexed neuron device (the port's LOCAL_RANK
         device above), the recipe's config otherwise."""
         arg = positional(node, 0)
-        if arg is not None and isinstance(arg.value, cst.IfExp) and "OmegaConf.merge" in cst.Module([]).code_for_node(arg.value):
+        if arg is not None and isinstance(arg.value, cst.IfExp) and "OmegaConf.merge" in self.context.module.code_for_node(arg.value):
             return  # the port's own config (a fixed point)
         why = f"torchtune's CheckpointClient calls get_device(cfg.device) ({source}), which rejects an unindexed neuron device under torchrun"
         statement = self.statement_of(node)
@@ -536,7 +536,7 @@ class LibraryDevices(Rule):
         """The call is the ``else`` of the port's ``torch.device(f"neuron:{...LOCAL_RANK...}") if ... else``."""
         parent = self.parent(node)
         return (isinstance(parent, cst.IfExp) and parent.orelse is node
-                and "LOCAL_RANK" in cst.Module([]).code_for_node(parent.test))
+                and "LOCAL_RANK" in self.context.module.code_for_node(parent.test))
 
     # ------------------------------------------------------------------ torchtune get_dtype
     def _bf16_check(self, node: cst.Call, source: str) -> None:
