@@ -384,6 +384,48 @@ RECIPES: dict[str, Recipe] = {
         ("sac", {"continuous_actions": True, "categorical_actions": False},
          {"shared_parameters": True, "centralised_critic": True}, {}, 2.0),
     )},
+    # The on-policy MuJoCo scripts (ppo_mujoco, a2c_mujoco) on Pendulum-v1 (gymnasium's classic control, pure
+    # Python) in place of the project's HalfCheetah (MuJoCo is not installed here): the keys each script and its
+    # utils read, backend "gym" (torchrl's GymEnv, the project's default), small batches. Their update is
+    # compiled by the script's own compile_with_warmup (compile.compile: True).
+    "torchrl-0.14.1/sota-implementations/ppo/ppo_mujoco.py": hydra_recipe("config_mujoco", {
+        "env": {"env_name": "Pendulum-v1", "backend": "gym", "config_overrides": None, "num_envs": 1,
+                "batch_mode": "parallel", "normalize_observation": True, "max_episode_steps": 200},
+        "collector": {"frames_per_batch": 64, "total_frames": 192},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "test_interval": 1000000, "num_test_episodes": 1, "video": False},
+        "optim": {"lr": 3e-4, "device": None, "anneal_lr": True},
+        "loss": {"gamma": 0.99, "mini_batch_size": 32, "ppo_epochs": 1, "gae_lambda": 0.95, "clip_epsilon": 0.2,
+                 "anneal_clip_epsilon": False, "critic_coeff": 0.25, "entropy_coeff": 0.0, "loss_critic_type": "l2"},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+        "checkpoint": {"path": None, "interval": 0},
+    }, why=_TORCHRL_CONFIG.format(script="ppo_mujoco.py", name="config_mujoco") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
+    "torchrl-0.14.1/sota-implementations/a2c/a2c_mujoco.py": hydra_recipe("config_mujoco", {
+        "env": {"env_name": "Pendulum-v1"},
+        "collector": {"frames_per_batch": 64, "total_frames": 192},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "test_interval": 1000000, "num_test_episodes": 1, "video": False},
+        "optim": {"lr": 3e-4, "anneal_lr": True},
+        "loss": {"gamma": 0.99, "mini_batch_size": 32, "gae_lambda": 0.95, "critic_coeff": 0.25, "entropy_coeff": 0.0,
+                 "loss_critic_type": "l2", "device": None},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="a2c_mujoco.py", name="config_mujoco") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
+    # crossq: the "config" keys of sac/tqc with its batch-norm critic's (batch_norm_momentum, warmup_steps)
+    # and Adam's beta, Pendulum-v1 as for the other continuous-control scripts.
+    "torchrl-0.14.1/sota-implementations/crossq/crossq.py": hydra_recipe("config", {
+        "env": {"name": "Pendulum-v1", "task": "", "library": "gymnasium", "max_episode_steps": 200, "seed": 0},
+        "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32, "env_per_collector": 1,
+                      "device": None},
+        "replay_buffer": {"size": 1000, "prb": 0, "scratch_dir": None},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000},
+        "network": {"actor_hidden_sizes": [32, 32], "critic_hidden_sizes": [32, 32], "actor_activation": "relu",
+                    "critic_activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1,
+                    "batch_norm_momentum": 0.01, "warmup_steps": 100, "device": None},
+        "optim": {"utd_ratio": 1, "gamma": 0.99, "lr": 1e-3, "weight_decay": 0.0, "batch_size": 16, "adam_eps": 1e-8,
+                  "alpha_init": 1.0, "beta": 0.5, "loss_function": "l2", "policy_update_delay": 3},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="crossq.py", name="config") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
 }

@@ -17,10 +17,12 @@ from porter.rules._lib.optim import (
     ADAM,
     ADAMW,
     AdamPlan,
+    CompiledSteps,
     adam_plan,
     foreach_adam,
     fused_adamw,
     literal_bool,
+    tensor_lr,
     weight_decay_of,
     without_double_star,
 )
@@ -54,7 +56,14 @@ class FusedOptimizers(Rule):
         optimizer, scaler)``), followed through plain assignments of the optimizer's construction;
         an optimizer name the file does not show (a parameter, ``build_optimizer(...)``'s result), a
         scaler stored, returned or passed without an optimizer beside it, a timm scaler wrapper or an
-        Accelerate fp16 choice keeps fused off every optimizer of the file. When every Adam of the file became AdamW, log
+        Accelerate fp16 choice keeps fused off every optimizer of the file. No ``fused=True`` is added
+        (and an Adam stays Adam) where fused is slower on Neuron: a learning rate built as a tensor
+        in the call (``lr=torch.tensor(3e-4, device=device)``: Neuron's ``_fused_adamw_.tensor_lr``
+        reads it with ``lr.item()``, a host sync every step), or an optimizer stepped inside a
+        function the file compiles (``update = torch.compile(update)``, torchrl's
+        ``compile_with_warmup(update)``, ``@torch.compile``; ``CompiledSteps`` in
+        ``rules/_lib/optim.py``: Dynamo does not trace fused optimizers, so the compiled step would
+        break its graph at every step, where the default foreach path compiles into it). When every Adam of the file became AdamW, log
         text naming ``Adam`` in a ``print``/``logger.*`` call says ``AdamW``.
 
     Why:
@@ -67,7 +76,9 @@ class FusedOptimizers(Rule):
         with ``weight_decay=0`` (AdamW's own default is 0.01, hence written out); measured identical
         (DESIGN.md, parity). Neuron's fused AdamW kernel ignores the ``grad_scale``/``found_inf``
         arguments a GradScaler passes (neuron-torch-neuronx source, torch_neuronx/neuron.py): fused under a scaler gives unscaled,
-        unskipped updates.
+        unskipped updates. Its tensor-``lr`` overload (``_fused_adamw_.tensor_lr``) reads the rate with
+        ``lr.item()`` (torch-neuronx source, python_ops/torch_mlir/ops/optimizer.py). torch 2.13's Dynamo wraps every ``torch.optim`` ``_fused_*`` function in
+        ``torch.compiler.disable`` ("don't trace into fused optimizer", ``torch/_dynamo/eval_frame.py``).
 
     Before:
         optimizer = torch.optim.AdamW(groups, lr=lr, betas=betas, **extra_args)
@@ -125,6 +136,13 @@ class FusedOptimizers(Rule):
         optimizer ``call`` builds, else None."""
         return self.analysis(ScalerStays).for_optimizer(call)
 
+    def _unfusable(self, call: cst.Call) -> bool:
+        """Whether ``fused=True`` would make this optimizer slower on Neuron: a learning rate built
+        as a tensor (Neuron's ``_fused_adamw_.tensor_lr`` reads it with ``lr.item()``, a host sync at
+        every step), or a step inside a function the file compiles (``CompiledSteps``: Dynamo does
+        not trace fused optimizers, a graph break at every step)."""
+        return tensor_lr(self, call) or self.analysis(CompiledSteps).for_optimizer(call) is not None
+
     def _mark_scaler(self, call: cst.Call, line: int, what: str) -> None:
         self.mark(
             call,
@@ -141,6 +159,8 @@ class FusedOptimizers(Rule):
             return  # the user's fused=<expression>: kept (NRN101 ports the device test it reads)
         if any(arg.star == "*" for arg in call.args):
             return
+        if literal_bool(_value(call, "fused")) is None and self._unfusable(call):
+            return  # left unfused: fused is slower here (tensor lr, compiled step)
         stars = [arg for arg in call.args if arg.star == "**"]
         scaler = self._scaler_line(call)
         if scaler is not None:  # fused=True would silently ignore the scaler: never added, a user's is marked
@@ -217,6 +237,8 @@ class FusedOptimizers(Rule):
             plan = "adam-groups"
         if plan == "adamw" and self._scaler_line(call) is not None:
             return  # fused AdamW would ignore the GradScaler that float16 keeps
+        if plan == "adamw" and keyword(call, "fused") is None and self._unfusable(call):
+            return  # AdamW unfused is Adam: nothing to gain (tensor lr, compiled step)
         kept = self._kept_beside(call) if plan == "adamw" else None
         if kept is not None:
             self.mark(call, f"Adam kept beside the Adam that stays Adam on line {kept}: optimizers built together stay "
@@ -264,7 +286,8 @@ class FusedOptimizers(Rule):
                 if other is call or literal_bool(_value(other, "decoupled_weight_decay")):
                     continue
                 if (any(arg.star for arg in other.args) or literal_bool(_value(other, "fused")) is False
-                        or adam_plan(other) != "adamw" or self._group_decay(other) or self._added_group_decay(other)):
+                        or adam_plan(other) != "adamw" or self._group_decay(other) or self._added_group_decay(other)
+                        or (keyword(other, "fused") is None and self._unfusable(other))):
                     return self.position(other)[0]
         return None
 

@@ -73,12 +73,12 @@ def _multiline_separator(call: cst.Call) -> cst.Comma | None:
     return None
 
 
-def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression, *, closing: bool = False) -> cst.Call:
+def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression, *, closing: bool = True) -> cst.Call:
     """Like ``set_keyword``, but an appended keyword in a multi-line call goes on its own line,
-    indented like the other arguments (the trailing comma, if any, stays last). ``closing``: also
-    right when the closing parenthesis sits on its own line after a last argument without a
-    trailing comma: the whitespace before ``)`` (held by the last argument) moves to the new last
-    argument instead of ending up between the two."""
+    indented like the other arguments (the trailing comma, if any, stays last). Also right when the
+    closing parenthesis sits on its own line after a last argument without a trailing comma: the
+    whitespace before ``)`` (held by the last argument) moves to the new last argument instead of
+    ending up between the two (``closing=False`` leaves it there)."""
     if keyword(call, name) is not None or not call.args:
         return set_keyword(call, name, value)
     separator = _multiline_separator(call)

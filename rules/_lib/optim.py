@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 import libcst as cst
 
+from porter.engine.rule import FileAnalysis
 from porter.rules._lib.args import drop_keyword, keyword, positional, set_keyword_keep_layout
 from porter.rules._lib.nodes import dotted
 from porter.rules._lib.tree import child_index
@@ -177,3 +179,74 @@ def _stored(rule: Rule, node: cst.CSTNode) -> bool:
     if isinstance(parent, (cst.For, cst.CompFor, cst.AugAssign, cst.NamedExpr)):
         return getattr(parent, "target", None) is child
     return False
+
+
+# Where a function is compiled: torch.compile and the helpers that pass their arguments on to it.
+_COMPILERS = ("torch.compile",)
+_TENSOR_BUILDERS = frozenset({"torch.tensor", "torch.as_tensor", "torch.full", "torch.ones", "torch.zeros", "torch.scalar_tensor"})
+
+
+def tensor_lr(rule: Rule, call: cst.Call) -> bool:
+    """Whether the optimizer ``call`` builds takes its learning rate as a tensor it builds in place
+    (``lr=torch.tensor(3e-4, device=device)``, torchrl's scripts, so a compiled update can anneal it).
+    A name is not followed (a float, as a rule)."""
+    arg = keyword(call, "lr") or positional(call, 1)
+    return arg is not None and isinstance(arg.value, cst.Call) and bool(rule.qualified(arg.value.func) & _TENSOR_BUILDERS)
+
+
+@dataclass
+class CompiledSteps(FileAnalysis):
+    """The optimizers the file steps inside a function it compiles: ``update = torch.compile(update)``,
+    ``compile_with_warmup(update, ...)`` (the forwarders of ``rules/_tables/compile.py``), or a def
+    decorated ``@torch.compile`` / ``@torch.compile(...)``, whose body calls ``X.step()`` on a name
+    named like an optimizer (``looks_like_optimizer``). Dynamo does not trace a fused optimizer
+    (torch 2.13 ``torch/_dynamo/eval_frame.py`` wraps every ``torch.optim`` ``_fused_*`` function in
+    ``torch.compiler.disable``, "don't trace into fused optimizer"): such a step graph-breaks, where
+    the default foreach path compiles into the graph. Heuristic: the compiled function is found by
+    its name among the file's defs (any scope); ``X`` is followed to its construction by
+    ``optimizers_held``; an ``X`` whose value the file does not show (``group_optimizers(a, b)``, a
+    parameter) may hold any optimizer of the file (``anything``)."""
+
+    anything: int | None = None  # the line of a compiled def stepping an optimizer not in view
+    stepped: dict[int, int] = field(default_factory=dict)  # id(optimizer construction) -> compiled def's line
+
+    def for_optimizer(self, call: cst.Call) -> int | None:
+        """The line of the compiled function that steps the optimizer ``call`` builds, else None."""
+        return self.stepped.get(id(call), self.anything)
+
+    @classmethod
+    def compute(cls, rule: Rule) -> CompiledSteps:
+        from porter.rules._tables.compile import COMPILE_FORWARDERS
+
+        index = child_index(rule)
+        module = rule.context.module
+        compilers = (*_COMPILERS, *COMPILE_FORWARDERS)
+        defs: dict[str, list[cst.FunctionDef]] = {}
+        compiled: list[cst.FunctionDef] = []
+        for node in index.find(module, cst.FunctionDef):
+            assert isinstance(node, cst.FunctionDef)
+            defs.setdefault(node.name.value, []).append(node)
+            for decorator in node.decorators:
+                target = decorator.decorator.func if isinstance(decorator.decorator, cst.Call) else decorator.decorator
+                if rule.matches(target, *_COMPILERS):
+                    compiled.append(node)
+        for node in index.find(module, cst.Call):
+            assert isinstance(node, cst.Call)
+            first = node.args[0].value if node.args and not node.args[0].keyword and not node.args[0].star else None
+            if isinstance(first, cst.Name) and first.value in defs and rule.matches(node.func, *compilers):
+                compiled.extend(defs[first.value])
+        result = cls()
+        for function in compiled:
+            line = rule.position(function)[0]
+            for node in index.find(function, cst.Call):
+                assert isinstance(node, cst.Call)
+                func = node.func
+                if not (isinstance(func, cst.Attribute) and func.attr.value == "step" and looks_like_optimizer(func.value)):
+                    continue
+                held = optimizers_held(rule, func.value)
+                if held is None:
+                    result.anything = line if result.anything is None else result.anything
+                    continue
+                for construction in held:
+                    result.stepped.setdefault(id(construction), line)
+        return result
