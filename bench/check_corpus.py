@@ -66,7 +66,10 @@ HELP_TIMEOUT = 120.0  # corpus.py's 20 s is too short for torchtune's imports on
 # What the figures used for --deps (never torch: that is porter's own).
 DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr4-python3-runtime==4.9.3",
         "gymnasium==1.4.0", "cloudpickle", "farama-notifications", "vmas==1.5.2", "gym==0.26.2", "gym-notices", "six",
-        "torchao==0.11.0", "torchdata==0.11.0", "sentencepiece", "tiktoken")  # torchtune 0.6.1 imports nf4tensor: torchao < 0.18
+        "torchao==0.11.0", "torchdata==0.11.0", "sentencepiece", "tiktoken",  # torchtune 0.6.1 imports nf4tensor: torchao < 0.18
+        # MuJoCo (PyPI's wheels, CPU simulation, no screen) for gymnasium's HalfCheetah; its imports pull glfw/OpenGL
+        "mujoco==4.0.0", "mujoco-core==4.0.0", "mujoco-studio==4.0.0", "glfw==2.11.0", "pyopengl==3.1.10",
+        "websockets==17.4", "imageio==2.38.2", "pillow==13.0.0")
 
 
 @dataclass(frozen=True)
@@ -298,7 +301,7 @@ RECIPES: dict[str, Recipe] = {
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="cql_online.py", name="online_config") + _TORCHRL_COMPILED),
     # The continuous-control "config" scripts (ddpg, sac, tqc, td3): Pendulum-v1 (gymnasium's classic control,
-    # pure Python) in place of the project's MuJoCo HalfCheetah, which is not installed here; the keys each
+    # pure Python, 3-dim observations: a fast check) in place of the project's MuJoCo HalfCheetah; the keys each
     # script and its utils read (the network and optim sections differ by algorithm), devices null as in the
     # project's YAML, small sizes.
     **{f"torchrl-0.14.1/sota-implementations/{name}.py": hydra_recipe("config", {
@@ -384,10 +387,10 @@ RECIPES: dict[str, Recipe] = {
         ("sac", {"continuous_actions": True, "categorical_actions": False},
          {"shared_parameters": True, "centralised_critic": True}, {}, 2.0),
     )},
-    # The on-policy MuJoCo scripts (ppo_mujoco, a2c_mujoco) on Pendulum-v1 (gymnasium's classic control, pure
-    # Python) in place of the project's HalfCheetah (MuJoCo is not installed here): the keys each script and its
-    # utils read, backend "gym" (torchrl's GymEnv, the project's default), small batches. Their update is
-    # compiled by the script's own compile_with_warmup (compile.compile: True).
+    # The on-policy MuJoCo scripts (ppo_mujoco, a2c_mujoco): the keys each script and its utils read, backend
+    # "gym" (torchrl's GymEnv, the project's default), small batches; ppo_mujoco on Pendulum-v1 (gymnasium's
+    # classic control, pure Python), like the other continuous-control recipes. Their update is compiled by
+    # the script's own compile_with_warmup (compile.compile: True).
     "torchrl-0.14.1/sota-implementations/ppo/ppo_mujoco.py": hydra_recipe("config_mujoco", {
         "env": {"env_name": "Pendulum-v1", "backend": "gym", "config_overrides": None, "num_envs": 1,
                 "batch_mode": "parallel", "normalize_observation": True, "max_episode_steps": 200},
@@ -400,8 +403,10 @@ RECIPES: dict[str, Recipe] = {
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
         "checkpoint": {"path": None, "interval": 0},
     }, why=_TORCHRL_CONFIG.format(script="ppo_mujoco.py", name="config_mujoco") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
+    # a2c_mujoco's env ends in DoubleToFloat, which needs MuJoCo's float64 observations: the project's own
+    # HalfCheetah-v4 (gymnasium + mujoco from DEPS).
     "torchrl-0.14.1/sota-implementations/a2c/a2c_mujoco.py": hydra_recipe("config_mujoco", {
-        "env": {"env_name": "Pendulum-v1"},
+        "env": {"env_name": "HalfCheetah-v4"},
         "collector": {"frames_per_batch": 64, "total_frames": 192},
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "test_interval": 1000000, "num_test_episodes": 1, "video": False},
@@ -409,9 +414,9 @@ RECIPES: dict[str, Recipe] = {
         "loss": {"gamma": 0.99, "mini_batch_size": 32, "gae_lambda": 0.95, "critic_coeff": 0.25, "entropy_coeff": 0.0,
                  "loss_critic_type": "l2", "device": None},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
-    }, why=_TORCHRL_CONFIG.format(script="a2c_mujoco.py", name="config_mujoco") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
+    }, why=_TORCHRL_CONFIG.format(script="a2c_mujoco.py", name="config_mujoco") + " (HalfCheetah-v4)" + _TORCHRL_COMPILED),
     # crossq: the "config" keys of sac/tqc with its batch-norm critic's (batch_norm_momentum, warmup_steps)
-    # and Adam's beta, Pendulum-v1 as for the other continuous-control scripts.
+    # and Adam's betas, Pendulum-v1 as for the other continuous-control scripts.
     "torchrl-0.14.1/sota-implementations/crossq/crossq.py": hydra_recipe("config", {
         "env": {"name": "Pendulum-v1", "task": "", "library": "gymnasium", "max_episode_steps": 200, "seed": 0},
         "collector": {"total_frames": 640, "init_random_frames": 64, "frames_per_batch": 32, "env_per_collector": 1,
@@ -423,7 +428,7 @@ RECIPES: dict[str, Recipe] = {
                     "critic_activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1,
                     "batch_norm_momentum": 0.01, "warmup_steps": 100, "device": None},
         "optim": {"utd_ratio": 1, "gamma": 0.99, "lr": 1e-3, "weight_decay": 0.0, "batch_size": 16, "adam_eps": 1e-8,
-                  "alpha_init": 1.0, "beta": 0.5, "loss_function": "l2", "policy_update_delay": 3},
+                  "alpha_init": 1.0, "beta1": 0.5, "beta2": 0.999, "loss_function": "l2", "policy_update_delay": 3},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="crossq.py", name="config") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
