@@ -107,7 +107,7 @@ def _parity(
     assert options.against is not None
     notes = (
         "semantic pass: autocast disabled and dropout disabled in both runs (fp32; dropout masks differ "
-        "between compiled and eager graphs), same seeds (random, numpy, torch seeded by the harness)",
+        "between compiled and eager graphs), same seeds (random, numpy, torch seeded by the harness; OS entropy and PYTHONHASHSEED pinned)",
         "precision pass: the port as written (bf16 on neuron) against the original as written (its own AMP)",
         "the original runs with CUDA emulated on the CPU, eagerly (its torch.compile is skipped: it is the baseline)",
         "loss = the tensor .backward() is called on; under GradScaler the tensor given to scaler.scale()",
@@ -138,8 +138,8 @@ def _parity(
 
 def _against_itself(options: CheckOptions, report_parity: Parity, original_semantic: RunResult) -> Parity:
     """A semantic mismatch: run the original's fp32 pass once more. When the original differs from
-    itself under the same seeds, the script draws from a source the harness does not seed (an
-    environment's own generator, worker processes, the clock): the pass cannot judge the port, and
+    itself under the same seeds, the script draws from a source the harness does not pin (the
+    clock, thread or process timing; OS entropy and the hash seed are pinned: harness/entropy.py): the pass cannot judge the port, and
     the mismatch note says so with the original's own spread."""
     semantic = report_parity.passes[0] if report_parity.passes else None
     if semantic is None or semantic.verdict != "mismatch":
