@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import random
 import sys
+import types
 from typing import Any
 
 _STATE: dict[str, Any] = {"seed": 0, "stream": "main", "forks": 0, "spawns": 0, "rngs": {}, "installed": False}
@@ -51,7 +52,7 @@ def _key(seed: int, name: str) -> None:
 
 
 def _asker() -> str:
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__") in _PLUMBING:
         frame = frame.f_back
     return str(frame.f_globals.get("__name__")) if frame is not None else "?"
@@ -72,7 +73,7 @@ def _urandom(n: int) -> bytes:
 
 
 def _exempt() -> bool:
-    frame = sys._getframe(2)
+    frame: types.FrameType | None = sys._getframe(2)
     for _ in range(3):
         if frame is None:
             return False
