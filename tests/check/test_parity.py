@@ -132,6 +132,9 @@ def test_original_that_differs_from_itself_is_named() -> None:
     assert code == 1
     semantic = report["parity"]["passes"][0]
     assert semantic["verdict"] == "mismatch" and "the original against itself" in semantic["note"]
+    # the as-written pass is judged the same way (its original run once more, as written)
+    precision = report["parity"]["passes"][1]
+    assert precision["verdict"] == "mismatch" and "a second as-written run" in precision["note"]
     assert any(f["kind"] == "parity" and "the original against itself" in f["message"] for f in report["findings"])
 
 
