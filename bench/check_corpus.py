@@ -705,11 +705,6 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "at td3.py:123, the actor's only when update_actor, every policy_update_delay-th call: td3.py:110, :121): both "
         "go through one code object, torch's Optimizer.step wrapper (torch/optim/optimizer.py:509), whose guard holds "
         "one optimizer object (___check_obj_id(args[0], ...), type Adam), so the second optimizer recompiles it"),),
-    "torchrl-0.14.1/sota-implementations/dqn/dqn_cartpole.py": ((
-        "the original against itself", "the script's own",
-        "CartPole is never seeded: the collector's env is make_env(cfg.env.env_name, \"cpu\") (dqn_cartpole.py:191), "
-        "a GymEnv built with no seed (utils_cartpole.py:25), and neither file calls env.set_seed or torch.manual_seed, "
-        "so gymnasium's reset draws a fresh start state each run"),),
 }
 # A script whose device comes from this call trains on the CPU on a Trainium host.
 _CHOOSER = "get_available_device("

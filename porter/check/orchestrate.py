@@ -96,7 +96,7 @@ def run_check(options: CheckOptions) -> CheckReport:
         options.on_stage("comparing losses")
     report_parity = _parity(options, results[0], *results[1:]) if options.against else None
     if report_parity is not None and options.against:
-        report_parity = _against_itself(options, report_parity, results[3])
+        report_parity = _against_itself(options, report_parity, results[3], results[1])
     original_crash = analyze.crash_of(results[1], options.against) if options.against else None
     return build_report(options, target, results[0], report_parity, time.perf_counter() - started, original_crash)
 
@@ -107,7 +107,7 @@ def _parity(
     assert options.against is not None
     notes = (
         "semantic pass: autocast disabled and dropout disabled in both runs (fp32; dropout masks differ "
-        "between compiled and eager graphs), same seeds (random, numpy, torch seeded by the harness)",
+        "between compiled and eager graphs), same seeds (random, numpy, torch seeded by the harness; OS entropy and PYTHONHASHSEED pinned)",
         "precision pass: the port as written (bf16 on neuron) against the original as written (its own AMP)",
         "the original runs with CUDA emulated on the CPU, eagerly (its torch.compile is skipped: it is the baseline)",
         "loss = the tensor .backward() is called on; under GradScaler the tensor given to scaler.scale()",
@@ -136,25 +136,32 @@ def _parity(
     return Parity(original=options.against, passes=passes, notes=notes)
 
 
-def _against_itself(options: CheckOptions, report_parity: Parity, original_semantic: RunResult) -> Parity:
-    """A semantic mismatch: run the original's fp32 pass once more. When the original differs from
-    itself under the same seeds, the script draws from a source the harness does not seed (an
-    environment's own generator, worker processes, the clock): the pass cannot judge the port, and
-    the mismatch note says so with the original's own spread."""
-    semantic = report_parity.passes[0] if report_parity.passes else None
-    if semantic is None or semantic.verdict != "mismatch":
-        return report_parity
+def _against_itself(options: CheckOptions, report_parity: Parity, original_semantic: RunResult,
+                    original_written: RunResult | None = None) -> Parity:
+    """A mismatch: run that pass's original once more (fp32 for the semantic pass, as written for
+    the precision pass). When the original differs from itself under the same seeds, the script
+    draws from a source the harness does not pin (the clock, thread or process timing; OS entropy
+    and the hash seed are pinned: harness/entropy.py): the pass cannot judge the port, and the
+    mismatch note says so with the original's own spread. The precision pass of a script with no
+    autocast runs the same program as the semantic pass, so a mismatch there alone is no bf16 effect."""
     assert options.against is not None
-    again = run(_spec(options, options.against, "original", "emulated", semantic=True, dump=False))
-    itself = parity.compare("original against itself", semantic.tolerance_name, semantic.rtol,
-                            analyze.losses_by_step(again.record), analyze.losses_by_step(original_semantic.record))
-    if itself.verdict != "mismatch":
-        return report_parity
-    note = (f"the original against itself (a second fp32 run, same seeds) differs by up to {itself.max_rel_delta:.3g}: "
-            "the script's own run-to-run nondeterminism (a source the harness does not seed), so this pass "
-            "cannot verify the port")
-    note = f"{semantic.note}; {note}" if semantic.note else note
-    return dataclasses.replace(report_parity, passes=(dataclasses.replace(semantic, note=note), *report_parity.passes[1:]))
+    passes = list(report_parity.passes)
+    firsts = (original_semantic, original_written)
+    for i, p in enumerate(passes[:2]):
+        first = firsts[i]
+        if p.verdict != "mismatch" or first is None:
+            continue
+        again = run(_spec(options, options.against, "original", "emulated", semantic=(i == 0), dump=False))
+        itself = parity.compare("original against itself", p.tolerance_name, p.rtol,
+                                analyze.losses_by_step(again.record), analyze.losses_by_step(first.record))
+        if itself.verdict != "mismatch":
+            continue
+        kind = "fp32" if i == 0 else "as-written"
+        note = (f"the original against itself (a second {kind} run, same seeds) differs by up to {itself.max_rel_delta:.3g}: "
+                "the script's own run-to-run nondeterminism (a source the harness does not pin), so this pass "
+                "cannot verify the port")
+        passes[i] = dataclasses.replace(p, note=f"{p.note}; {note}" if p.note else note)
+    return dataclasses.replace(report_parity, passes=tuple(passes))
 
 
 def _counter_note(counter: str | None, record: dict) -> str:

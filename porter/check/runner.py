@@ -101,6 +101,8 @@ def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
         path.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(path)
     env["PYTHONUNBUFFERED"] = "1"
+    # str/bytes hashes (set iteration order) the same in every run and every child: harness/entropy.py
+    env["PYTHONHASHSEED"] = str(spec.seed % 2**32)
     env.update(dict(spec.extra_env))
     if spec.target == "emulated":
         # Never autoload a real torch_neuronx into an emulated run.

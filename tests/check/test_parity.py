@@ -64,13 +64,77 @@ def test_compare_verdicts() -> None:
 
 
 @pytest.mark.slow
+def test_unseeded_os_entropy_is_pinned_in_both_runs() -> None:
+    # the original and its port draw only unseeded entropy (default_rng(), RandomState(), Random(),
+    # os.urandom, a set's order): before the harness pinned it, the original differed from itself
+    code, report = check("entropy_port.py", "--against", str(SCRIPTS / "entropy_cuda.py"), "--steps", "3")
+    assert code == 0, report["findings"]
+    semantic, precision = report["parity"]["passes"]
+    assert semantic["verdict"] == "match" == precision["verdict"]
+    assert len(semantic["original_losses"]) == 3
+    assert not any("the original against itself" in (p["note"] or "") for p in report["parity"]["passes"])
+
+
+ENTROPY_PROBE = """
+import os, random, tempfile, numpy as np, torch
+from porter.check.harness import entropy
+entropy.pin(int(os.environ["SEED"]))
+drawn = [np.random.default_rng().random(), np.random.RandomState().rand(), random.Random().random(),
+         os.urandom(4).hex(), torch.seed(), list({"a", "b", "c", "d", "e"})]
+pid = os.fork()
+if pid == 0:
+    print(np.random.default_rng().random(), flush=True)
+    os._exit(0)
+os.waitpid(pid, 0)
+print(drawn, np.random.default_rng().random(), tempfile.mkdtemp(prefix="porter-entropy-"))
+"""
+
+
+def test_entropy_pin_is_the_same_every_run_and_follows_the_seed() -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from porter.check.runner import PORTER_ROOT
+
+    def probe(seed: int, hash_seed: str) -> tuple[str, str, str]:
+        env = {**os.environ, "PYTHONPATH": PORTER_ROOT, "SEED": str(seed), "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run([sys.executable, "-c", ENTROPY_PROBE], env=env, capture_output=True, text=True,
+                             check=True).stdout.split("\n")
+        child, parent = out[0], out[1]
+        drawn, _, tmp = parent.rpartition(" ")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return child, drawn, tmp
+
+    child, drawn, tmp = probe(0, "0")
+    child2, drawn2, tmp2 = probe(0, "0")
+    assert (child, drawn) == (child2, drawn2)
+    assert tmp != tmp2  # temp names stay real: runs of one check share the temp folder
+    assert child not in drawn  # a forked child draws its own bytes, not its parent's next ones
+    assert probe(1, "0")[1] != drawn  # the check's --seed moves it
+
+
+def test_runs_pin_the_hash_seed() -> None:
+    from porter.check.runner import RunSpec, _env
+
+    # set iteration order of strings: the same in every run and in every child (inherited)
+    assert _env(RunSpec(script="train.py", seed=0), 0, 0)["PYTHONHASHSEED"] == "0"
+    assert _env(RunSpec(script="train.py", seed=7), 0, 0)["PYTHONHASHSEED"] == "7"
+
+
+@pytest.mark.slow
 def test_original_that_differs_from_itself_is_named() -> None:
-    # the port is right, but the original's data come from an unseeded generator: the semantic
-    # mismatch is the script's own, and the check says so (it runs the original's fp32 pass again)
+    # the port is right, but the original's data come from a generator seeded by the clock (the
+    # check pins the OS entropy, not the time): the semantic mismatch is the script's own, and the
+    # check says so (it runs the original's fp32 pass again)
     code, report = check("unseeded_port.py", "--against", str(SCRIPTS / "unseeded_cuda.py"), "--steps", "2")
     assert code == 1
     semantic = report["parity"]["passes"][0]
     assert semantic["verdict"] == "mismatch" and "the original against itself" in semantic["note"]
+    # the as-written pass is judged the same way (its original run once more, as written)
+    precision = report["parity"]["passes"][1]
+    assert precision["verdict"] == "mismatch" and "a second as-written run" in precision["note"]
     assert any(f["kind"] == "parity" and "the original against itself" in f["message"] for f in report["findings"])
 
 

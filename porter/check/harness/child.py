@@ -18,7 +18,7 @@ import sys
 from typing import Any
 
 CONFIG_ENV = "PORTER_CHECK_CHILD_CONFIG"
-_BOOT = "import porter.check.harness.child as _porter_child; _porter_child.bootstrap(); "
+_BOOT = "import porter.check.harness.child as _porter_child; _porter_child.bootstrap({stream!r}); "
 
 
 def propagate(config: dict[str, Any]) -> None:
@@ -40,21 +40,26 @@ def propagate(config: dict[str, Any]) -> None:
     def get_command_line(**kwds: Any) -> list[str]:
         line = list(original(**kwds))
         if "-c" in line:
+            from porter.check.harness import entropy
+
             at = line.index("-c") + 1
-            line[at] = _BOOT + line[at]
+            line[at] = _BOOT.format(stream=entropy.next_spawn_stream()) + line[at]
         return line
 
     get_command_line._porter = True  # type: ignore[attr-defined]
     spawn.get_command_line = get_command_line
 
 
-def bootstrap() -> None:
-    """In a spawned child, before its target is unpickled: the launched process's emulation."""
+def bootstrap(stream: str = "") -> None:
+    """In a spawned child, before its target is unpickled: the launched process's emulation.
+    ``stream``: the child's own pinned OS entropy (harness/entropy.py), by its spawn order."""
     path = os.environ.get(CONFIG_ENV)
     if not path:
         return
     with open(path, encoding="utf-8") as handle:
         config = json.load(handle)
+    if stream:
+        config["entropy_stream"] = stream
     from porter.check.harness import main
     from porter.check.harness.state import STATE
 

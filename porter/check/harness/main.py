@@ -1,7 +1,7 @@
 """Entry point of the check's subprocess: ``python -m porter.check.harness CONFIG.json``.
 
 Sets up the target (emulated neuron device for a port, emulated CUDA for an original, or observation
-only on a real Neuron device), seeds every RNG, runs the script as ``__main__`` with its own argv and
+only on a real Neuron device), seeds every RNG and pins the OS entropy (harness/entropy.py), runs the script as ``__main__`` with its own argv and
 working directory, stops it after ``steps`` steps (optimizer steps; backward() calls when the script
 makes no optimizer), and writes the raw record as JSON.
 """
@@ -257,6 +257,10 @@ def setup(config: dict[str, Any]) -> Any:
     from porter.check.harness import patches
 
     patches.patch_threads(mode)  # the script's threads run under the mode too
+    from porter.check.harness import entropy
+
+    # what the script draws from the OS is the same in every run (an unseeded env, default_rng())
+    entropy.pin(int(config.get("seed", 0)), str(config.get("entropy_stream") or "main"))
     _seed(int(config.get("seed", 0)))
     script = os.path.abspath(config["script"])
     # the script's own folder first: its local packages, never the other run's

@@ -1,9 +1,12 @@
-"""Crafted port: its data come from a generator seeded by the OS (like an unseeded gym env)."""
+"""Crafted port: its data come from a generator seeded by the clock, a source the check does not
+pin (it pins the OS entropy: harness/entropy.py), so the original differs from itself."""
+import time
+
 import numpy as np
 import torch
 import torch.nn as nn
 
-rng = np.random.default_rng()  # no seed: OS entropy, whatever the harness seeds
+rng = np.random.default_rng(time.time_ns())  # seeded by the clock: different at every run
 device = torch.device("neuron")
 model = nn.Linear(8, 1).to(device)
 step_fn = torch.compile(model, backend="neuron")
