@@ -12,6 +12,7 @@ from porter.engine.changes import Safety
 from porter.engine.rule import FileContext, Rule
 from porter.rules._lib.args import add_keyword_keep_layout
 from porter.rules._lib.causal_masks import SLOTS, causal_value, constructors_in, module_kind, unhinted_masks
+from porter.rules._lib.nodes import dotted
 from porter.rules._lib.tree import enclosing_function
 
 _SOURCE = "torch/nn/modules/transformer.py:535, :639"
@@ -85,16 +86,25 @@ class TransformerMask(Rule):
         for held, found in self._scopes:
             if held is scope:
                 return found
-        found = constructors_in(scope, self.qualified)
+        tree = self.context.tree
+        found = constructors_in(scope, self.qualified, tree.walk(scope) if tree is not None else None)
         self._scopes.append((scope, found))
         return found
 
     def visit_Call(self, node: cst.Call) -> None:
+        # module_kind looks the callee's dotted name up among the function's locals (no dot) and
+        # the class's ``self.X`` targets: a callee of neither form (``torch.cat``, ``x.view``)
+        # needs neither scope's constructors.
+        name = dotted(node.func)
+        local = name is not None and "." not in name
+        if name is None or not (local or name.startswith("self.")):
+            return
         function = enclosing_function(self, node)
         known: dict[str, str] = {}
         if function is not None:
-            known.update({k: v for k, v in self._constructors(function).items() if "." not in k})
-            owner = next((a for a in self.ancestors(function) if isinstance(a, cst.ClassDef)), None)
+            if local:
+                known.update({k: v for k, v in self._constructors(function).items() if "." not in k})
+            owner = None if local else next((a for a in self.ancestors(function) if isinstance(a, cst.ClassDef)), None)
             if owner is not None:
                 known.update({k: v for k, v in self._constructors(owner).items() if k.startswith("self.")})
         kind = module_kind(node, known)

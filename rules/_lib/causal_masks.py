@@ -11,7 +11,7 @@ function returns it unchanged. Shared by NRN609 (which passes the hint) and NRN4
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -95,24 +95,35 @@ def _device_like(value: cst.BaseExpression) -> bool:
     return text is not None and (text.endswith(".device") or "device" in text.rsplit(".", 1)[-1])
 
 
-def constructors_in(scope: cst.CSTNode, qualify: Qualify) -> dict[str, str]:
+def constructors_in(scope: cst.CSTNode, qualify: Qualify, nodes: Iterable[cst.CSTNode] | None = None) -> dict[str, str]:
     """``self.encoder = nn.TransformerEncoder(...)`` / ``encoder = ...`` in ``scope``: target -> qualified
-    constructor (a target assigned twice, or from something else too, is left out)."""
+    constructor (a target assigned twice, or from something else too, is left out). ``nodes``: every
+    node of ``scope`` in pre-order (the file's tree index walk, ``TreeIndex.walk``), which is the
+    order libcst's visit of ``scope`` meets them in, without its rebuilding of every node."""
     seen: dict[str, str | None] = {}
 
-    class _Assigns(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            for target in node.targets:
-                name = dotted(target.target)
-                if name is None:
-                    continue
-                kind = None
-                value = node.value
-                while isinstance(value, cst.Call) and method_name(value) in _SAME_MODULE and isinstance(value.func, cst.Attribute):
-                    value = value.func.value  # nn.TransformerEncoder(...).to(device) is the module itself
-                if isinstance(value, cst.Call):
-                    kind = next((q for q in qualify(value.func) if q in SLOTS), None)
-                seen[name] = kind if name not in seen else None
+    def assign(node: cst.Assign) -> None:
+        for target in node.targets:
+            name = dotted(target.target)
+            if name is None:
+                continue
+            kind = None
+            value = node.value
+            while isinstance(value, cst.Call) and method_name(value) in _SAME_MODULE and isinstance(value.func, cst.Attribute):
+                value = value.func.value  # nn.TransformerEncoder(...).to(device) is the module itself
+            if isinstance(value, cst.Call):
+                kind = next((q for q in qualify(value.func) if q in SLOTS), None)
+            seen[name] = kind if name not in seen else None
 
-    scope.visit(_Assigns())
+    if nodes is not None:
+        for node in nodes:
+            if type(node) is cst.Assign:
+                assign(node)
+    else:
+
+        class _Assigns(cst.CSTVisitor):
+            def visit_Assign(self, node: cst.Assign) -> None:
+                assign(node)
+
+        scope.visit(_Assigns())
     return {name: kind for name, kind in seen.items() if kind is not None}
