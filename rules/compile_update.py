@@ -129,9 +129,10 @@ class CompileUpdate(Rule):
         rejects dynamic shapes (AWS Neuron docs, torch.compile reference).
 
     Heuristic:
-        Only the loss classes listed in ``UPDATE_STEP_LOSSES`` (measured or built like a measured
-        one); torchrl's PPO losses with a ``TanhNormal`` actor over a ``MultiAgentMLP`` are left
-        out: compiled this way ``multiagent/mappo_ippo.py`` still recompiled at steps 1 and 2 at
+        Only the loss classes listed in ``UPDATE_STEP_LOSSES`` (the measured value-based losses,
+        DQNLoss and QMixerLoss); the losses with a probabilistic actor over a ``MultiAgentMLP``
+        are left out: compiled this way ``multiagent/sac.py`` (SACLoss) recompiled 13 times after
+        warm-up and ``multiagent/mappo_ippo.py`` (ClipPPOLoss) at steps 1 and 2, both at
         ``tensordict/nn/probabilistic.py:1910`` (the guard holds a ``_param_td`` that is rebuilt per
         call). ``DDPGLoss`` is left out too: its ``TanhDelta`` actor raises under compile with its
         default ``safe=True`` whatever the torch version (torchrl 0.14.1

@@ -118,16 +118,14 @@ PARAM_SWAPPING_MODULES: tuple[tuple[str, str], ...] = (
 # (a guard on a _param_td rebuilt per call). DDPGLoss is not listed: its TanhDelta actor
 # (multiagent/maddpg_iddpg.py) raises under compile whatever the torch version
 # (torchrl/modules/distributions/continuous.py:810-811, safe=True by default: _err_compile_safetanh).
+# SACLoss / DiscreteSACLoss are not listed: multiagent/sac.py (TanhNormal actor over MultiAgentMLPs)
+# compiled this way recompiled 13 times after warm-up at probabilistic.py:1910, as mappo_ippo did.
 UPDATE_STEP_LOSSES: frozenset[str] = frozenset(
     {
         "torchrl.objectives.DQNLoss",
         "torchrl.objectives.dqn.DQNLoss",
         "torchrl.objectives.multiagent.QMixerLoss",
         "torchrl.objectives.multiagent.qmixer.QMixerLoss",
-        "torchrl.objectives.SACLoss",
-        "torchrl.objectives.sac.SACLoss",
-        "torchrl.objectives.DiscreteSACLoss",
-        "torchrl.objectives.sac.DiscreteSACLoss",
     }
 )
 # Target-network updaters whose step() joins the update (SoftUpdate: tensor arithmetic only;
