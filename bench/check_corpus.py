@@ -696,9 +696,17 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "porter no longer compiles the ClipPPOLoss (NRN413 at the marker): compiled, it recompiled at steps 1 and 2 "
         "on tensordict's guard on the swapped-in parameters (tensordict/nn/probabilistic.py:1910, the 2026-12-02 01:10 "
         "run). Eager, the loss's TanhNormal checks high > low on the host at each call "
-        "(torchrl/modules/distributions/continuous.py:427, skipped only when compiling): the host syncs. Compiling "
-        "only the MLPs (the marker's advice) leaves those checks eager; a compiled update (torchrl's own PPO "
-        "scripts' compile_with_warmup) is the next thing to measure"),),
+        "(torchrl/modules/distributions/continuous.py:427, skipped only when compiling): the host syncs. A compiled "
+        "update (loss, backward, clip, optimizer step in one torch.compile'd function, NRN415's form; measured by hand "
+        "2026-12-02 16:41): 0 syncs/step, 23/23 graphs lowered, match/match, but get_dist still recompiles at steps 1 "
+        "and 2 (tensordict/nn/probabilistic.py:1910, \"_param_td got deallocated\": the MultiAgentMLP's own "
+        "to_module swap inside the loss's), so NRN415 leaves ClipPPOLoss out"),),
+    "torchrl-0.14.1/sota-implementations/multiagent/maddpg_iddpg.py": ((
+        "continuous.py", "porter's (no compile it can insert here yet)",
+        "porter leaves the DDPGLoss eager (NRN413): its TanhDelta actor raises under compile with its default "
+        "safe=True whatever the torch version (torchrl/modules/distributions/continuous.py:810-811, "
+        "_err_compile_safetanh; NRN415's compiled update crashed there, 2026-12-02 17:10), and eager it checks high > low "
+        "on the host each call (continuous.py:798)"),),
     "torchrl-0.14.1/sota-implementations/td3/td3.py": ((
         "td3.py:123", "the script's own (its design, on CUDA too)",
         "the compiled update steps two Adam optimizers (optimizer_critic.step() at td3.py:117, optimizer_actor.step() "

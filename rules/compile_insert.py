@@ -268,6 +268,8 @@ class CompileInsert(Rule):
         if self._accelerate_route(module, site):
             return
         swapping = self._swaps_parameters(site)
+        if swapping is not None and self.options.selects("NRN415") and site.name in _update_step_losses(self, module):
+            return  # NRN415 (compile_update) compiles its training step as one update function
         if swapping is not None:
             self.mark(
                 site.anchor,
@@ -1279,3 +1281,10 @@ def _reads_values(test: cst.BaseExpression, qualify: Qualify) -> bool:
         if any(name.startswith("torch.") and name not in _STATIC_TORCH for name in qualify(call.func)):
             return True
     return False
+
+
+def _update_step_losses(rule: Rule, module: cst.Module) -> set[str]:
+    """The torchrl loss modules whose training step NRN415 (compile_update) compiles as one function."""
+    from porter.rules.compile_update import update_steps  # that module borrows this one's exclusions
+
+    return {step.loss for step in update_steps(rule, module)}

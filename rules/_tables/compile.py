@@ -110,3 +110,24 @@ FIXED_PADDING = "max_length"
 PARAM_SWAPPING_MODULES: tuple[tuple[str, str], ...] = (
     ("torchrl.objectives.", "torchrl's loss modules call their networks with swapped-in functional parameters (tensordict)"),
 )
+
+# NRN415 (compile-update): the torchrl loss classes whose training step is compiled as one update
+# function. Measured with porter check (torchrl 0.14.1, 2026-12-02): DQNLoss (multiagent/iql.py)
+# verified. ClipPPOLoss over a TanhNormal actor of MultiAgentMLPs (multiagent/mappo_ippo.py) is not
+# listed: compiled this way it still recompiled at steps 1 and 2 at tensordict/nn/probabilistic.py:1910
+# (a guard on a _param_td rebuilt per call). DDPGLoss is not listed: its TanhDelta actor
+# (multiagent/maddpg_iddpg.py) raises under compile whatever the torch version
+# (torchrl/modules/distributions/continuous.py:810-811, safe=True by default: _err_compile_safetanh).
+# SACLoss / DiscreteSACLoss are not listed: multiagent/sac.py (TanhNormal actor over MultiAgentMLPs)
+# compiled this way recompiled 13 times after warm-up at probabilistic.py:1910, as mappo_ippo did.
+UPDATE_STEP_LOSSES: frozenset[str] = frozenset(
+    {
+        "torchrl.objectives.DQNLoss",
+        "torchrl.objectives.dqn.DQNLoss",
+        "torchrl.objectives.multiagent.QMixerLoss",
+        "torchrl.objectives.multiagent.qmixer.QMixerLoss",
+    }
+)
+# Target-network updaters whose step() joins the update (SoftUpdate: tensor arithmetic only;
+# HardUpdate counts its steps in a Python int, torchrl/objectives/utils.py:620, and recompiles).
+UPDATE_STEP_TARGET_UPDATERS: frozenset[str] = frozenset({"torchrl.objectives.SoftUpdate", "torchrl.objectives.utils.SoftUpdate"})
