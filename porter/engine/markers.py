@@ -7,8 +7,32 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import dataclass
 
 MARKER_CODE = re.compile(r"#\s*porter:\s*([A-Z]+[0-9]+)\b")
+
+
+@dataclass(frozen=True)
+class Marker:
+    """One ``# porter: CODE message`` marker in an output file (``line`` of that output; in a
+    notebook, of its cell, named in ``message``)."""
+
+    line: int
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class FileMarkers:
+    """The markers of one file's output (``porter.reports.markers.file_markers``): counted where
+    the file was ported, with its bytes at hand, and cached with its result."""
+
+    added: int  # markers this run added
+    earlier: tuple[Marker, ...]  # markers an earlier run left, still in the output
+
+    @property
+    def total(self) -> int:
+        return self.added + len(self.earlier)
 
 
 def marker_comments(text: str, python: bool = True) -> list[tuple[int, str, str]]:

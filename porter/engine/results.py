@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from porter.engine.changes import Change, Kind, Safety
 from porter.engine.diffing import unified_diff
+from porter.engine.markers import FileMarkers
 
 
 class FindingKind(str, enum.Enum):
@@ -60,6 +61,7 @@ class Success(FileResult):
     encoding: str
     changes: tuple[Change, ...]
     findings: tuple[Finding, ...] = ()  # the verifier's, on ``new``
+    marks: FileMarkers | None = None  # the output's ``# porter:`` markers, once counted
 
     @property
     def old_text(self) -> str:
@@ -92,6 +94,7 @@ class Unchanged(FileResult):
 
     skipped: str | None = None
     findings: tuple[Finding, ...] = ()  # the verifier's, on the file as it is (empty when not parsed)
+    marks: FileMarkers | None = None  # the file's ``# porter:`` markers, once counted
 
 
 @dataclass(frozen=True)

@@ -17,42 +17,27 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import replace
 
 from porter.engine.changes import Kind
-from porter.engine.markers import marker_comments
-from porter.engine.results import Failure, FileResult, Success
+from porter.engine.markers import FileMarkers, Marker, marker_comments
+from porter.engine.results import Failure, FileResult, Success, Unchanged
 
 _CELL = re.compile(r"^\[cell \d+\] ")  # how a notebook's changes name their cell
 _PYTHON = (".py", ".pyi", ".pyw")
 
 
-@dataclass(frozen=True)
-class Marker:
-    """One ``# porter: CODE message`` marker in an output file (``line`` of that output; in a
-    notebook, of its cell, named in ``message``)."""
-
-    line: int
-    code: str
-    message: str
-
-
-@dataclass(frozen=True)
-class FileMarkers:
-    added: int  # markers this run added
-    earlier: tuple[Marker, ...]  # markers an earlier run left, still in the output
-
-    @property
-    def total(self) -> int:
-        return self.added + len(self.earlier)
-
-
-def file_markers(result: FileResult) -> FileMarkers:
-    """The markers of ``result``'s output (a failed file's output is its input: nothing counts)."""
+def file_markers(result: FileResult, data: bytes | None = None) -> FileMarkers:
+    """The markers of ``result``'s output (a failed file's output is its input: nothing counts);
+    ``data``: an unchanged file's bytes, when at hand (else read from its path). A result that
+    carries its count (``counted``) is not read again."""
     if isinstance(result, Failure):
         return FileMarkers(0, ())
+    carried = getattr(result, "marks", None)
+    if carried is not None:
+        return carried
     if not isinstance(result, Success):  # unchanged: the output is the file as it is
-        return FileMarkers(0, tuple(_markers_in(_read(result.path), result.path)))
+        return FileMarkers(0, tuple(_markers_in(_read(result.path) if data is None else data, result.path)))
     before = Counter(_key(marker) for marker in _markers_in(result.old, result.path))
     earlier, written = [], 0
     for marker in _markers_in(result.new, result.path):
@@ -68,6 +53,14 @@ def file_markers(result: FileResult) -> FileMarkers:
         return FileMarkers(written, tuple(earlier))
     recorded = sum(1 for change in result.changes if change.kind is Kind.MARKER)
     return FileMarkers(max(written, recorded), tuple(earlier))
+
+
+def counted(result: FileResult, data: bytes) -> FileResult:
+    """``result`` (of the file that held ``data``) carrying its markers: counted once, where the
+    file was ported (a worker), so the summary and a cached re-run never tokenize it again."""
+    if isinstance(result, (Success, Unchanged)) and result.marks is None:
+        return replace(result, marks=file_markers(result, data))
+    return result
 
 
 def _key(marker: Marker) -> tuple[str, str]:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from porter.engine.options import Options
 from porter.engine.results import Failure, FileResult, Unchanged
 from porter.engine.textio import SourceError, read_source
+from porter.reports.markers import counted
 from porter.rules._lib.backend_names import cuda_named
 from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
@@ -110,7 +111,7 @@ def port_target(task: Task) -> tuple[int, FileResult, Keyed | None]:
     except TimeLimit:
         reason = f"took longer than {limit:g} s to port (--time-limit); left as it was"
         return task.index, Failure(task.path, reason, kind="timeout"), None  # never cached
-    return task.index, result, keyed
+    return task.index, counted(result, data), keyed  # markers counted here: in parallel, bytes at hand
 
 
 def _load(kind: str) -> None:

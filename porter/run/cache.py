@@ -37,6 +37,7 @@ from functools import lru_cache
 
 from porter import __version__
 from porter.engine.changes import Change, ImportSpec, Kind, Safety
+from porter.engine.markers import FileMarkers, Marker
 from porter.engine.results import Failure, FileResult, Finding, FindingKind, Success, Unchanged
 
 SCHEMA = 2  # 2: rows carry input, output and row digests
@@ -291,6 +292,9 @@ def encode(key: str, result: FileResult, input_digest: str) -> Row | None:
     findings = getattr(result, "findings", ())
     if findings:  # the verifier's findings travel with the result they were made for
         meta["findings"] = [[f.kind.value, f.line, f.message, f.code] for f in findings]
+    marks = getattr(result, "marks", None)
+    if marks is not None:  # and the markers counted in its output (a warm run tokenizes nothing)
+        meta["mk"] = [marks.added, [[m.line, m.code, m.message] for m in marks.earlier]]
     text = json.dumps(meta)
     return key, text, new, row_digest(key, text, new)
 
@@ -311,8 +315,12 @@ def decode(row: Row, path: str, old: bytes, input_digest: str, kind: str, repars
         findings = tuple(
             Finding(FindingKind(kind_), path, line, message, code) for kind_, line, message, code in meta.get("findings", ())
         )
+        marks = None
+        if "mk" in meta:
+            added, earlier = meta["mk"]
+            marks = FileMarkers(int(added), tuple(Marker(int(line), str(code), str(message)) for line, code, message in earlier))
         if status == "u":
-            return Unchanged(path, skipped=meta.get("skip"), findings=findings)
+            return Unchanged(path, skipped=meta.get("skip"), findings=findings, marks=marks)
         if status == "f":
             return Failure(path, meta["reason"], kind=meta["kind"])
         if status != "c" or new is None or new == old or content_digest(new) != meta["out"]:
@@ -322,7 +330,7 @@ def decode(row: Row, path: str, old: bytes, input_digest: str, kind: str, repars
             Change(code, message, path, line, column, Safety(safety), Kind(change_kind), tuple(ImportSpec(*spec) for spec in imports))
             for code, message, line, column, safety, change_kind, imports in meta["changes"]
         )
-        return Success(path, old=old, new=new, encoding=meta["enc"], changes=changes, findings=findings)
+        return Success(path, old=old, new=new, encoding=meta["enc"], changes=changes, findings=findings, marks=marks)
     except Exception:  # any doubt: not used, ported afresh
         return None
 
