@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
@@ -512,9 +513,9 @@ class CudaOnlyBranches(FileAnalysis):
         local: dict[str, cst.FunctionDef] | None = None
         definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
         cuda_flags: set[str] | None = None
-        for node in index.preorder:
-            if not isinstance(node, (cst.If, cst.While, cst.IfExp)):
-                continue
+        # The per-type buckets of the index, not an isinstance over every node: libcst's node
+        # classes are ABCs, and that test over a file's whole pre-order was 8% of porter's time.
+        for node in cast("list[cst.If | cst.While | cst.IfExp]", index.find(index.root, cst.If, cst.While, cst.IfExp)):
             on_true = _cuda_on_true(rule, node)
             sides = None if on_true is None else _side(rule, node, on_true)
             flags = _gate_flags(rule, node, node.body) if on_true is False and isinstance(node, cst.If) else None
