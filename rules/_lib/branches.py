@@ -514,7 +514,7 @@ class CudaOnlyBranches(FileAnalysis):
         definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
         cuda_flags: set[str] | None = None
         # The per-type buckets of the index, not an isinstance over every node: libcst's node
-        # classes are ABCs, and that test over a file's whole pre-order was 8% of porter's time.
+        # classes are ABCs, and that test over a file's whole pre-order was 23 of 461 s profiled.
         for node in cast("list[cst.If | cst.While | cst.IfExp]", index.find(index.root, cst.If, cst.While, cst.IfExp)):
             on_true = _cuda_on_true(rule, node)
             sides = None if on_true is None else _side(rule, node, on_true)
