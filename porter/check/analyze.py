@@ -353,11 +353,19 @@ def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: 
     """Findings for Dynamo's recompiles under the policy above (mode switches compiled once are info)."""
     out: list[Finding] = []
     grad_mode_switches: dict[tuple[Any, str], int] = defaultdict(int)
+    # frames recompiled during a compiled function's first call: shared by two compiled functions
+    shared_frames = {rec.get("function") for rec in recompiles
+                     if rec.get("step", 0) >= 1 and rec.get("first_call") and not _mode_switch(str(rec.get("reason", "")))}
     unstable = {rec.get("function") for rec in recompiles
-                if rec.get("step", 0) > WARMUP_STEP and not _mode_switch(str(rec.get("reason", "")))}
+                if rec.get("step", 0) > WARMUP_STEP and not _mode_switch(str(rec.get("reason", "")))
+                and rec.get("function") not in shared_frames}
     at_warmup: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    shared: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for rec in recompiles:
         step, reason = rec.get("step", 0), str(rec.get("reason", ""))
+        if step >= 1 and rec.get("function") in shared_frames and not _mode_switch(reason):
+            shared[rec.get("function")].append(rec)
+            continue
         severity = ERROR if step >= 1 else INFO
         what = "recompile after warm-up" if step >= 1 else "recompile during warm-up"
         switch = _mode_switch(reason)
@@ -387,6 +395,46 @@ def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: 
             continue
         out.extend(_recompile(r, ERROR, f"recompile after warm-up (step {WARMUP_STEP}; {why}) of {function}: "
                               f"{r.get('reason', '')}", base) for r in recs)
+    out.extend(_shared_frame_findings(shared, steps_run, base))
+    return out
+
+
+# A frame two compiled functions share (one optimizer stepped by torchrl's update_qloss and update_all)
+# is compiled for each (Dynamo guards the torch.compile call's backend object), and the state the
+# second one's first call builds (optimizer state for the parameters only it updates) makes the first
+# one's next call compile it once more: at most SHARED_RECOMPILES per compiled function that calls it,
+# whatever step the second one first runs at. Warm-up (a warning) when within that bound and
+# SHARED_QUIET_STEPS steps ran after the last recompile with nothing new compiled for the frame.
+SHARED_RECOMPILES = 2
+SHARED_QUIET_STEPS = 2
+
+
+def _shared_frame_findings(shared: dict[Any, list[dict[str, Any]]], steps_run: int, base: str) -> list[Finding]:
+    """Findings for the recompiles of frames recompiled during a compiled function's first call
+    (harness/patches.py's ``_first_call_tracked`` names the caller), under the policy above."""
+    out: list[Finding] = []
+    for function, recs in shared.items():
+        firsts = list(dict.fromkeys(str(r["first_call"]) for r in recs if r.get("first_call")))
+        callers = set(firsts) | {str(r["caller"]) for r in recs if r.get("caller")}
+        last = max(int(r.get("step", 0)) for r in recs)
+        steps = ", ".join(str(n) for n in dict.fromkeys(int(r.get("step", 0)) for r in recs))
+        reasons = "; ".join(dict.fromkeys(str(r.get("reason", "")) for r in recs))
+        what = (f"compiled again for the first call of {', '.join(firsts)} (steps {steps}): a frame a compiled "
+                "function called before shares")
+        if None in {r.get("caller") for r in recs}:
+            why = "recompiled outside a compiled function's call too: not stable"
+        elif len(recs) > SHARED_RECOMPILES * len(callers):
+            why = f"{len(recs)} recompiles, more than {SHARED_RECOMPILES} for each of its {len(callers)} caller(s)"
+        elif steps_run < last + 1 + SHARED_QUIET_STEPS:
+            why = (f"only {steps_run} step(s) run: {SHARED_QUIET_STEPS} steps after step {last} show whether it "
+                   "is stable")
+        else:
+            out.append(_recompile(recs[0], WARNING, f"{what}; stable after (steps {last + 1}-{steps_run - 1} compiled "
+                                  f"nothing new) of {function}: {reasons}", base, kind="warm-up-recompile",
+                                  count=len(recs)))
+            continue
+        out.extend(_recompile(r, ERROR, f"recompile after warm-up ({what}; {why}) of {function}: {r.get('reason', '')}", base)
+                   for r in recs)
     return out
 
 

@@ -114,7 +114,27 @@ def _avg_pool2d_backward(
     return spread
 
 
+def _normal(mean: Any, std: Any, *, generator: Any = None) -> Any:
+    """``torch.normal`` with a tensor mean or std as ``randn * std + mean``.
+
+    Upstream torch-mlir has no StableHLO lowering for ``aten.normal`` (torch.distributions'
+    ``Normal.sample``); TorchNeuron legalises random ops in its own front end. ATen computes the same
+    thing the same way (standard normal samples of the broadcast shape, then ``mul_(std).add_(mean)``),
+    so the global generator hands out the same numbers as in eager. A call with its own generator
+    stays as it is.
+    """
+    if generator is not None:
+        return NotImplemented
+    like = mean if isinstance(mean, torch.Tensor) else std
+    shape = torch.broadcast_shapes(*(t.shape for t in (mean, std) if isinstance(t, torch.Tensor)))
+    samples = aten.randn.default(list(shape), dtype=like.dtype, device=like.device)
+    return samples * std + mean
+
+
 EXTRA_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {
+    aten.normal.Tensor_Tensor: _normal,
+    aten.normal.Tensor_float: _normal,
+    aten.normal.float_Tensor: _normal,
     aten.avg_pool2d_backward.default: _avg_pool2d_backward,
     aten.max_pool2d_with_indices_backward.default: _max_pool2d_with_indices_backward,
     aten.convolution_backward.default: _conv1d_backward,

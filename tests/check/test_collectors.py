@@ -277,3 +277,29 @@ def test_a_thread_the_script_starts_runs_on_the_emulated_device() -> None:
     assert report["crash"] is None, report["crash"]
     assert report["steps_run"] == 3 and report["graphs"], report["findings"]
     assert code == 0, report["findings"]
+
+
+def test_frame_shared_by_two_compiled_functions_is_compiled_once_for_each() -> None:
+    """torchrl's crossq shape: update_critic and update_both step one optimizer; update_both first runs
+    at step 2. Its first call compiles the optimizer's frames again (another backend object, other
+    grads None), and the actor state it makes compiles update_critic's once more at step 3: warm-up,
+    stable in steps 4-7, and the check passes."""
+    code, report = check("shared_optimizer_step.py", "--steps", "8")
+    assert code == 0, [f for f in report["findings"] if f["severity"] == "error"]
+    assert findings(report, "recompile") == []
+    warm = findings(report, "warm-up-recompile")
+    assert [(w["severity"], w["line"]) for w in warm] == [("warning", marked_line("shared_optimizer_step.py", "SHARED-LINE"))] * 2
+    assert all("compiled again for the first call of update_both" in w["message"] for w in warm)
+    assert "BACKEND_MATCH" in warm[0]["message"] and "stable after (steps 3-7" in warm[0]["message"]
+    assert sum(w["count"] for w in warm) == 3
+
+
+def test_shared_frame_needs_quiet_steps_after_it_and_per_step_guards_still_fail() -> None:
+    code, report = check("shared_optimizer_step.py", "--steps", "4")
+    assert code == 1
+    errors = findings(report, "recompile")
+    assert errors and all("2 steps after step" in f["message"] for f in errors)
+    code, report = check("shared_optimizer_step.py", "--steps", "8", "--", "--per-step")
+    assert code == 1
+    unstable = [f for f in findings(report, "recompile") if "scale ==" in f["message"]]
+    assert len(unstable) >= 5 and all(f["severity"] == "error" for f in unstable)

@@ -148,3 +148,52 @@ def test_step_1_recompile_is_warmup_only_when_the_run_shows_it_stable() -> None:
     other = "loss at /x/train.py:20"
     assert sorted(kinds([_recompile_at(1), _recompile_at(1, other), _recompile_at(2, other)], 4)) == [
         ("recompile", "error"), ("recompile", "error"), ("warm-up-recompile", "warning")]
+
+
+def _shared_at(step: int, caller: str | None, first: bool, function: str = "step at adam.py:214") -> dict:
+    return {"function": function, "file": "/x/train.py", "line": 9, "reason": "4/0: grad is None", "step": step,
+            "caller": caller, "first_call": caller if first else None}
+
+
+def test_shared_frame_recompiles_are_warmup_within_the_bound_and_with_quiet_steps_after() -> None:
+    def kinds(recompiles: list[dict], steps: int) -> list[tuple[str, str]]:
+        record = {"reached_device": True, "steps": steps, "recompiles": recompiles}
+        return [(f.kind, f.severity) for f in analyze.findings_of(record, "/x/train.py")]
+
+    crossq = [_shared_at(2, "update_all", True), _shared_at(3, "update_qloss", False)]
+    assert kinds(crossq, 6) == [("warm-up-recompile", "warning")]
+    assert kinds(crossq, 5) == [("recompile", "error")] * 2  # only step 4 after step 3
+    # a recompile with no compiled function running: not the callers' own compile
+    assert kinds([*crossq, _shared_at(4, None, False)], 8) == [("recompile", "error")] * 3
+    # more than SHARED_RECOMPILES for each of its two callers
+    many = [*crossq, *(_shared_at(3, "update_qloss", False) for _ in range(2 * analyze.SHARED_RECOMPILES - 1))]
+    assert kinds(many, 8) == [("recompile", "error")] * len(many)
+    # a frame never recompiled in a first call keeps the step policy: step 3 is after warm-up
+    assert kinds([_shared_at(3, "update_qloss", False)], 8) == [("recompile", "error")]
+
+
+def test_thread_pool_tasks_draw_in_submit_order(tmp_path: Path) -> None:
+    """harness/schedule.py: a task that draws after a pause, and the main thread drawing right after its
+    submit, draw in submit order (the task first) once installed; a task submitted from its own pool's
+    worker is not waited for (no deadlock on one worker)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "pool.py"
+    script.write_text(
+        "import concurrent.futures, random, time\n"
+        "from porter.check.harness import schedule\n"
+        "schedule.install()\n"
+        "order = []\n"
+        "def task():\n"
+        "    time.sleep(0.2); order.append('task')\n"
+        "pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)\n"
+        "pool.submit(task); order.append('main')\n"
+        "def outer():\n"
+        "    return pool.submit(lambda: 'inner')\n"
+        "inner = pool.submit(outer).result().result(timeout=5)\n"
+        "print(order, inner, schedule.waited())\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["['task',", "'main']", "inner", "2"]

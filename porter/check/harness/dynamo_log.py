@@ -60,6 +60,9 @@ class DynamoLogHandler(logging.Handler):
                     "line": line,
                     "reason": "; ".join(f"{cid}: {why}" for cid, why in guards) or message[:300],
                     "step": STATE.steps,
+                    # the compiled function running (torch.compile of a function), and whether in its first call
+                    "caller": STATE.compiled_calls[-1][0] if STATE.compiled_calls else None,
+                    "first_call": STATE.compiled_calls[-1][0] if STATE.compiled_calls and STATE.compiled_calls[-1][1] else None,
                 }
             )
 

@@ -257,6 +257,9 @@ def setup(config: dict[str, Any]) -> Any:
     from porter.check.harness import patches
 
     patches.patch_threads(mode)  # the script's threads run under the mode too
+    from porter.check.harness import schedule
+
+    schedule.install(STATE.note)  # a thread pool's draws from the shared generators in submit order
     from porter.check.harness import entropy
 
     # what the script draws from the OS is the same in every run (an unseeded env, default_rng())

@@ -164,10 +164,39 @@ def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: b
             kwargs.pop("mode", None)
             kwargs.pop("options", None)
         if model is None:
-            return lambda fn: original(fn, *args, **kwargs)
-        return original(model, *args, **kwargs)
+            return lambda fn: _first_call_tracked(fn, original(fn, *args, **kwargs))
+        return _first_call_tracked(model, original(model, *args, **kwargs))
 
     torch.compile = compile  # type: ignore[assignment]
+
+
+def _first_call_tracked(fn: Any, compiled: Any) -> Any:
+    """``compiled`` (torch.compile of the function ``fn``), noted in STATE.compiled_calls while it runs,
+    with whether it is its first call. Two compiled functions that call one frame (torchrl's
+    ``update_qloss`` and ``update_all`` both step one optimizer) each compile it: Dynamo's guards on the
+    frame name the backend object of the torch.compile call (``BACKEND_MATCH``) and the state the
+    caller leaves (which grads are None, how much optimizer state exists). The second function's
+    first call recompiles the shared frame, and the state it builds makes the first function's next
+    call compile it once more; that is each caller's own compile, not instability (analyze.py's
+    ``_shared_frame_findings``). Modules are returned as they are (an ``OptimizedModule``'s type is
+    the script's)."""
+    if isinstance(fn, torch.nn.Module) or not callable(compiled) or isinstance(compiled, torch.nn.Module):
+        return compiled
+    name = str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+    calls = [0]
+
+    @functools.wraps(compiled)
+    def tracked(*args: Any, **kwargs: Any) -> Any:
+        if torch.compiler.is_compiling():  # called inside another compiled region: Dynamo traces it
+            return compiled(*args, **kwargs)
+        calls[0] += 1
+        STATE.compiled_calls.append((name, calls[0] == 1))
+        try:
+            return compiled(*args, **kwargs)
+        finally:
+            STATE.compiled_calls.pop()
+
+    return tracked
 
 
 RUNTIME_BEFORE_INIT = "Neuron runtime should not be initialized before the init_process_group."

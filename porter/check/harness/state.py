@@ -58,6 +58,9 @@ class State:
     fused_scaler: Counter = field(default_factory=Counter)  # (optimizer class, file, line) -> n
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
     recompiles: list[dict[str, Any]] = field(default_factory=list)
+    # The compiled functions (torch.compile of a function) now running, innermost last, each with
+    # whether this is its first call: a frame two of them share is compiled again for the second.
+    compiled_calls: list[tuple[str, bool]] = field(default_factory=list)
     graphs: list[dict[str, Any]] = field(default_factory=list)
     compile_calls: list[dict[str, Any]] = field(default_factory=list)
     tokens: int = 0
