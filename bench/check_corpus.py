@@ -654,8 +654,9 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
     return {
         "graphs": len(graphs),
         "lowered": sum(1 for g in graphs if g.get("lowered")),
-        "recompiles": kinds.count("recompile"),
-        "warmup_recompiles": kinds.count("warm-up-recompile"),  # step 1 only, stable after: a warning
+        # failing recompiles; warm-up ones (stable after: a warning) apart, each finding's count summed
+        "recompiles": sum(int(f.get("count") or 1) for f in report.get("findings", []) if f["kind"] == "recompile"),
+        "warmup_recompiles": sum(int(f.get("count") or 1) for f in report.get("findings", []) if f["kind"] == "warm-up-recompile"),
         "graph_breaks": kinds.count("graph-break"),
         "syncs_per_step": (report.get("syncs_per_step") or {}).get("per step (findings)"),
         "steps_run": report.get("steps_run"),
@@ -871,8 +872,9 @@ def _line(o: Outcome) -> str:
     text = f"{o.status:<15} {o.key}"
     if o.facts:
         s = o.facts
-        text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), recompiles {s['recompiles']}"
-                 f" (+{s.get('warmup_recompiles', 0)} warm-up), breaks {s['graph_breaks']}; syncs/step {s['syncs_per_step']}; steps {s['steps_run']} "
+        warm = f", warm-up recompiles {s['warmup_recompiles']} (warnings)" if s.get("warmup_recompiles") else ""
+        text += (f"\n    exit {o.exit}; graphs {s['graphs']} (lowered {s['lowered']}), failing recompiles {s['recompiles']}{warm}"
+                 f", breaks {s['graph_breaks']}; syncs/step {s['syncs_per_step']}; steps {s['steps_run']} "
                  f"({s['step_counter']}); parity {s['parity'] or 'none'}")
     if o.why:
         text += f"\n    {o.why}"
