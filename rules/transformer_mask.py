@@ -80,16 +80,35 @@ class TransformerMask(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._scopes: list[tuple[cst.CSTNode, dict[str, str]]] = []  # (class or def, its constructors), held
+        self._scopes: dict[cst.CSTNode, dict[str, str]] = {}  # class or def -> its constructors
+        # def or class -> the Assigns under it, pre-order (built on first need, once per file)
+        self._assigns: dict[cst.CSTNode, list[cst.CSTNode]] | None = None
 
     def _constructors(self, scope: cst.CSTNode) -> dict[str, str]:
-        for held, found in self._scopes:
-            if held is scope:
-                return found
-        tree = self.context.tree
-        found = constructors_in(scope, self.qualified, tree.walk(scope) if tree is not None else None)
-        self._scopes.append((scope, found))
+        found = self._scopes.get(scope)
+        if found is None:
+            tree = self.context.tree
+            nodes = self._assigns_under(scope) if tree is not None and scope in tree.parents else None
+            found = self._scopes[scope] = constructors_in(scope, self.qualified, nodes)
         return found
+
+    def _assigns_under(self, scope: cst.CSTNode) -> list[cst.CSTNode]:
+        """The Assigns of ``scope``'s subtree in pre-order, as ``tree.walk(scope)`` meets them:
+        constructors_in reads no other node, and walking every def and class of a large file
+        (each node once per enclosing scope) was most of this rule's cost."""
+        if self._assigns is None:
+            tree = self.context.tree
+            assert tree is not None
+            parents = tree.parents
+            by_scope: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+            for assign in tree.find(tree.root, cst.Assign):  # the file's pre-order
+                current = parents.get(assign)
+                while current is not None:
+                    if type(current) is cst.FunctionDef or type(current) is cst.ClassDef:
+                        by_scope.setdefault(current, []).append(assign)
+                    current = parents.get(current)
+            self._assigns = by_scope
+        return self._assigns.get(scope, [])
 
     def visit_Call(self, node: cst.Call) -> None:
         # module_kind looks the callee's dotted name up among the function's locals (no dot) and
