@@ -97,9 +97,10 @@ def _device_like(value: cst.BaseExpression) -> bool:
 
 def constructors_in(scope: cst.CSTNode, qualify: Qualify, nodes: Iterable[cst.CSTNode] | None = None) -> dict[str, str]:
     """``self.encoder = nn.TransformerEncoder(...)`` / ``encoder = ...`` in ``scope``: target -> qualified
-    constructor (a target assigned twice, or from something else too, is left out). ``nodes``: every
-    node of ``scope`` in pre-order (the file's tree index walk, ``TreeIndex.walk``), which is the
-    order libcst's visit of ``scope`` meets them in, without its rebuilding of every node."""
+    constructor (a target assigned twice, or from something else too, is left out). ``nodes``: the
+    nodes of ``scope`` in pre-order (the order libcst's visit of ``scope`` meets them in, without its
+    rebuilding of every node); only Assigns are read, so its Assigns alone will do (NRN609 passes the
+    file's Assign bucket filed under each enclosing def and class)."""
     seen: dict[str, str | None] = {}
 
     def assign(node: cst.Assign) -> None:

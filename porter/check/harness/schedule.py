@@ -34,11 +34,6 @@ def waited() -> int:
     return int(_STATE["waited"])
 
 
-def late() -> list[str]:
-    """The tasks (``module.function``) that outlived ``WAIT_S`` and ran on beside their caller."""
-    return list(_STATE["late"])
-
-
 def _name(fn: Callable[..., Any]) -> str:
     inner = getattr(fn, "func", fn)  # functools.partial: the function it calls
     return f"{getattr(inner, '__module__', '?')}.{getattr(inner, '__qualname__', type(inner).__name__)}"
