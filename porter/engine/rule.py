@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 NodeTransform = Callable[[cst.CSTNode], "cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel"]
 MARKER_PREFIX = "# porter:"
+_NO_NAMES: frozenset[QualifiedName] = frozenset()
 
 
 @dataclass
@@ -122,9 +123,12 @@ class FileMetadata(Mapping[type, Mapping[cst.CSTNode, object]]):
         assert context.tree is not None and context.wrapper is not None
         self._context = context
         wrapper = context.wrapper
+        # Read directly by Rule.qualified/parent (libcst's get_metadata costs several calls per read).
+        self.parents: Mapping[cst.CSTNode, cst.CSTNode] = context.tree.parents
+        self.names = LazyQualifiedNames(context.tree, lambda: wrapper.resolve(QualifiedNameProvider))  # type: ignore[arg-type]
         self._values: dict[type, Mapping[cst.CSTNode, object]] = {
-            ParentNodeProvider: context.tree.parents,
-            QualifiedNameProvider: LazyQualifiedNames(context.tree, lambda: wrapper.resolve(QualifiedNameProvider)),  # type: ignore[arg-type]
+            ParentNodeProvider: self.parents,
+            QualifiedNameProvider: self.names,
         }
 
     def __getitem__(self, provider: type) -> Mapping[cst.CSTNode, object]:
@@ -222,15 +226,22 @@ class Rule(cst.BatchableCSTVisitor):
         """
         if not _rooted_at_name(node):
             return set()
-        names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
-        return {q.name for q in names}
+        return {q.name for q in self._qualified_names(node)}
 
     def imported(self, node: cst.CSTNode) -> set[str]:
         """Like ``qualified``, but only names that come from an import (not a local assignment)."""
         if not _rooted_at_name(node):
             return set()
+        return {q.name for q in self._qualified_names(node) if q.source is QualifiedNameSource.IMPORT}
+
+    def _qualified_names(self, node: cst.CSTNode) -> Iterable[QualifiedName]:
+        """``get_metadata(QualifiedNameProvider, node, set())``, read straight from the engine's
+        mapping when it is there (the rules ask this about a million times on the slice)."""
+        metadata = self.metadata
+        if type(metadata) is FileMetadata:
+            return metadata.names.get(node, _NO_NAMES)
         names: Iterable[QualifiedName] = self.get_metadata(QualifiedNameProvider, node, set())
-        return {q.name for q in names if q.source is QualifiedNameSource.IMPORT}
+        return names
 
     def matches(self, node: cst.CSTNode, *names: str) -> bool:
         """Whether ``node`` refers to one of ``names`` (fully qualified, e.g. ``torch.cuda.is_available``)."""
@@ -247,6 +258,9 @@ class Rule(cst.BatchableCSTVisitor):
         return self.context.position(node)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        metadata = self.metadata
+        if type(metadata) is FileMetadata:  # as in _qualified_names
+            return metadata.parents.get(node)
         return self.get_metadata(ParentNodeProvider, node, None)
 
     def ancestors(self, node: cst.CSTNode) -> Iterable[cst.CSTNode]:
@@ -396,10 +410,12 @@ class Rule(cst.BatchableCSTVisitor):
 
 def _rooted_at_name(node: cst.CSTNode) -> bool:
     """Whether ``node`` (or a call's callee) is ``name`` or ``name.attr.attr ...``."""
-    current: cst.CSTNode = node.func if isinstance(node, cst.Call) else node
-    while isinstance(current, cst.Attribute):
-        current = current.value
-    return isinstance(current, cst.Name)
+    # Exact types: Call, Attribute and Name have no subclasses, and an isinstance against a libcst
+    # class (an ABC) that fails runs ABCMeta's Python check (3 million calls on the slice).
+    current: cst.CSTNode = node.func if type(node) is cst.Call else node  # type: ignore[attr-defined]
+    while type(current) is cst.Attribute:
+        current = current.value  # type: ignore[attr-defined]
+    return type(current) is cst.Name
 
 
 def has_marker(statement: cst.BaseStatement, code: str) -> bool:

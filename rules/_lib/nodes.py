@@ -33,9 +33,10 @@ def method_name(call: cst.Call) -> str | None:
 
 def dotted(node: cst.CSTNode) -> str | None:
     """``a.b.c`` as text for Name/Attribute chains, else None."""
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+    # Exact types (neither class has subclasses): a failed isinstance on a libcst ABC is slow.
+    if type(node) is cst.Name:
+        return node.value  # type: ignore[attr-defined]
+    if type(node) is cst.Attribute:
         base = dotted(node.value)
         return f"{base}.{node.attr.value}" if base else None
     return None
