@@ -370,12 +370,15 @@ def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: 
         what = "recompile after warm-up" if step >= 1 else "recompile during warm-up"
         switch = _mode_switch(reason)
         if switch:
-            # Training <-> evaluation switch (no_grad, or model.eval() flipping `.training`): one
-            # graph per mode and region, compiled once and cached (Dynamo keeps both entries); only
-            # a second switch-driven compile of the same region is instability.
+            # Training <-> evaluation switch (no_grad, or model.eval() flipping `.training`) or a
+            # bool argument's other value: one graph per value and region, compiled once and cached
+            # (Dynamo keeps both entries); only a second compile of the same region for the same
+            # switch is instability.
             grad_mode_switches[(rec.get("function"), switch)] += 1
             if grad_mode_switches[(rec.get("function"), switch)] == 1:
-                severity, what = INFO, f"evaluation graph ({switch} switch, compiled once)"
+                what = (f"graph for the other value of {switch.split()[1]} (a bool: one graph per value, compiled once)"
+                        if switch.startswith("bool ") else f"evaluation graph ({switch} switch, compiled once)")
+                severity = INFO
         elif step == WARMUP_STEP:
             at_warmup[rec.get("function")].append(rec)
             continue
@@ -447,15 +450,22 @@ def _recompile(rec: dict[str, Any], severity: str, message: str, base: str, kind
 # A guard failure on a module's `training` flag only (Dynamo's text: "0/0: self._modules['x'].training
 # == True" or "L['self'].training == True"): model.eval()/model.train() between calls.
 _TRAINING_GUARD = re.compile(r"^\S+: \S*training == (True|False)\s*(#.*)?$")
+# A guard failure on a bool only ("6/0: update_actor == True", "0/0: L['flag'] == False"): a function
+# called with a bool argument (td3's update(batch, update_actor)) gets one graph per value. A bool has
+# two values, so the region compiles once more and never again for it: bounded like a mode switch.
+_BOOL_GUARD = re.compile(r"^\S+: (\S+) == (True|False)\s*(#.*)?$")
 
 
 def _mode_switch(reason: str) -> str | None:
-    """'grad mode' / 'train/eval mode' when a recompile's only failed guard is such a switch."""
+    """'grad mode' / 'train/eval mode' / 'bool X' when a recompile's only failed guard is such a switch."""
     text = reason.strip()
     if "GLOBAL_STATE changed: grad_mode" in text and ";" not in text:
         return "grad mode"
     if _TRAINING_GUARD.match(text):
         return "train/eval mode"
+    found = _BOOL_GUARD.match(text)
+    if found:
+        return f"bool {found.group(1)}"
     return None
 
 

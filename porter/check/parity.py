@@ -5,6 +5,9 @@ Two passes (DESIGN.md, "Measured: parity works, if it is done this way"):
   semantics from precision; hand ports matched to 6 decimals eager-vs-eager, ~2e-4 where one side is
   compiled (fused vs foreach AdamW, decomposed vs eager numerics).
 - precision: the port as written (bf16 autocast) against the original as written (fp16/fp32 AMP).
+A pass that mismatches while its original matches itself gets a sensitivity run (orchestrate.py's
+_sensitivity, ``within_sensitivity`` here): the original with each parameter moved one ulp after
+every optimizer step bounds what rounding alone does to a script that amplifies it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ SEMANTIC_RTOL_COMPILED = 5e-4
 PRECISION_RTOL = 5e-2
 # Absolute floor so that losses near zero are not judged by relative error alone.
 LOSS_ATOL = 1e-6
+# The sensitivity run: the fp32 original with every parameter moved one ulp after each optimizer step.
+SENSITIVITY_NAME = "ORIGINAL_1ULP_SENSITIVITY"
+# Steps the port must match within the pass's own tolerance before sensitivity may explain the rest:
+# the first loss (the forward) and the loss after one update (the update itself).
+SENSITIVITY_MIN_STEPS = 2
 
 # Imports that exist only where CUDA does: an original importing them cannot run here.
 CUDA_ONLY_MODULES = ("bitsandbytes", "apex", "flash_attn", "xformers", "triton", "deepspeed", "transformer_engine", "cupy", "pycuda", "nvidia")
@@ -69,3 +77,31 @@ def compare(
     if len(port) != len(original):
         note = (note + "; " if note else "") + f"steps differ: port {len(port)}, original {len(original)}"
     return ParityPass(name, tolerance_name, rtol, LOSS_ATOL, port, original, worst, verdict, note)
+
+
+def step_deltas(port: tuple[float | None, ...], original: tuple[float | None, ...]) -> tuple[float | None, ...]:
+    """The relative delta at each step both runs reached (None where either has no loss)."""
+    return tuple(
+        None if a is None or b is None or math.isnan(a) or math.isnan(b) else relative_delta(a, b)
+        for a, b in zip(port, original)
+    )
+
+
+def within_sensitivity(port: tuple[float | None, ...], original: tuple[float | None, ...],
+                       nudged: tuple[float | None, ...], rtol: float) -> tuple[int, float] | None:
+    """(first step, worst delta) of the original's own sensitivity where it covers the port: the
+    port is within ``rtol`` for the first SENSITIVITY_MIN_STEPS steps, and at every step it is off
+    by more, the original moved one ulp per step is off by at least as much. None where the runs'
+    lengths differ or some step is not covered (a real difference, not rounding)."""
+    if not (len(port) == len(original) == len(nudged)):
+        return None
+    ported, own = step_deltas(port, original), step_deltas(nudged, original)
+    over = [i for i, d in enumerate(ported) if d is not None and d > rtol]
+    if not over or over[0] < SENSITIVITY_MIN_STEPS or any(d is None for d in ported[:SENSITIVITY_MIN_STEPS]):
+        return None
+    for i in over:
+        covering = own[i]
+        if covering is None or covering < (ported[i] or 0.0):
+            return None
+    worst = max(d for d in own if d is not None)
+    return over[0], worst

@@ -40,6 +40,7 @@ class RunSpec:
     steps: int = 3
     seed: int = 0
     semantic: bool = False
+    nudge: bool = False  # each optimizer step then moves every parameter one ulp (the sensitivity run)
     timeout: float = 300.0
     nproc: int = 1
     dump_dir: str | None = None
@@ -195,6 +196,7 @@ def run(spec: RunSpec) -> RunResult:
                 "steps": spec.steps,
                 "seed": spec.seed,
                 "semantic": spec.semantic,
+                "nudge": spec.nudge,
                 "dump_dir": os.path.join(spec.dump_dir, f"rank{rank}") if spec.dump_dir and spec.nproc > 1 else spec.dump_dir,
                 "bisect": spec.bisect,
                 "cwd": cwd,

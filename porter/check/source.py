@@ -1,8 +1,9 @@
 """What the user's source says about a line: inside a logging-interval branch, or marked for review.
 
 A host sync at step >= 1 is *per-step* (a finding) unless
-- it sits inside a logging-interval branch: an ``if`` whose test uses ``%`` (``if step % 10 == 0``),
-  anywhere up the user's call stack, or
+- it sits inside a logging-interval branch, anywhere up the user's call stack: an ``if`` whose test
+  uses ``%`` (``if step % 10 == 0``) or compares two floor divisions (``if prev // every < cur //
+  every``, written out or through names the function assigns them to: torchrl's test interval), or
 - porter marked the line as a deliberate sync: a ``# porter: NRN602`` marker (the sync feeds
   control flow; host_sync.py's HostSyncControlFlow) or a marker that names control flow or a
   logging interval, on the line above or at the end of the line itself.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterator
 
 MARKER = re.compile(r"#\s*porter:\s*(NRN6\d\d)\b(.*)")
 # What a deliberate sync's marker says (rules/host_sync.py writes "... feeds control flow: ...").
@@ -31,7 +33,8 @@ def _lines(path: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=256)
 def interval_lines(path: str) -> frozenset[int]:
-    """Line numbers inside the body of an ``if`` whose test contains a ``%`` operation."""
+    """Line numbers inside the body of an ``if`` whose test contains a ``%`` operation or a comparison
+    of two floor divisions (``_crosses_interval``)."""
     text = "\n".join(_lines(path))
     if not text:
         return frozenset()
@@ -40,16 +43,50 @@ def interval_lines(path: str) -> frozenset[int]:
     except SyntaxError:
         return frozenset()
     found: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _has_mod(node.test):
-            for stmt in node.body:
-                end = getattr(stmt, "end_lineno", stmt.lineno) or stmt.lineno
-                found.update(range(stmt.lineno, end + 1))
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        own = list(_own_nodes(scope))
+        counters = _floor_div_names(own)
+        for node in own:
+            if isinstance(node, ast.If) and (_has_mod(node.test) or _crosses_interval(node.test, counters)):
+                for stmt in node.body:
+                    end = getattr(stmt, "end_lineno", stmt.lineno) or stmt.lineno
+                    found.update(range(stmt.lineno, end + 1))
     return frozenset(found)
 
 
 def _has_mod(test: ast.expr) -> bool:
     return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) for n in ast.walk(test))
+
+
+def _floor_divides(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for n in ast.walk(node))
+
+
+def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a module or function, not those of the functions defined in it."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _floor_div_names(nodes: list[ast.AST]) -> frozenset[str]:
+    """Names assigned a floor division among ``nodes`` (``cur = (i * n) // interval``)."""
+    return frozenset(target.id for node in nodes if isinstance(node, ast.Assign) and _floor_divides(node.value)
+                     for target in node.targets if isinstance(target, ast.Name))
+
+
+def _crosses_interval(test: ast.expr, counters: frozenset[str]) -> bool:
+    """A comparison of two floor divisions, written out or through names assigned one: the
+    interval test of torchrl's scripts (``if (i - 1) * n // interval < i * n // interval``, or
+    ``prev_test_frame < cur_test_frame`` computed so): true once per interval crossed."""
+    def counted(side: ast.expr) -> bool:
+        return _floor_divides(side) or any(isinstance(n, ast.Name) and n.id in counters for n in ast.walk(side))
+
+    return any(isinstance(n, ast.Compare) and len(n.comparators) == 1 and counted(n.left) and counted(n.comparators[0])
+               for n in ast.walk(test))
 
 
 def marker(path: str, line: int) -> str | None:

@@ -143,3 +143,40 @@ def test_a_deterministic_mismatch_is_the_ports() -> None:
     code, report = check("cnn_ported.py", "--against", str(SCRIPTS / "mlp_cuda.py"), "--steps", "3")
     assert code == 1
     assert not any("against itself" in f["message"] for f in report["findings"])
+
+
+def test_sensitivity_covers_only_steps_after_the_first_update() -> None:
+    """parity.within_sensitivity: the port within rtol for the first two steps, then off no more than
+    the original nudged by one ulp per step, at every step it is off."""
+    original = (1.0, 0.5, 0.3, 0.2)
+    nudged = (1.0, 0.5, 0.24, 0.24)  # deltas 0, 0, 0.2, 0.2
+    assert parity.within_sensitivity((1.0, 0.5, 0.27, 0.19), original, nudged, 5e-4) == (2, pytest.approx(0.2))
+    # off at step 1 (after one update): a real difference, whatever the rest
+    assert parity.within_sensitivity((1.0, 0.49, 0.27, 0.19), original, nudged, 5e-4) is None
+    # off at step 3 by more than the nudged original
+    assert parity.within_sensitivity((1.0, 0.5, 0.3, 0.1), original, nudged, 5e-4) is None
+    # nothing off, lengths differ, or a step without a loss where the port must match
+    assert parity.within_sensitivity(original, original, nudged, 5e-4) is None
+    assert parity.within_sensitivity((1.0, 0.5, 0.27), original, nudged, 5e-4) is None
+    assert parity.within_sensitivity((1.0, None, 0.27, 0.19), original, nudged, 5e-4) is None
+
+
+@pytest.mark.slow
+def test_a_script_that_amplifies_one_ulp_is_judged_by_its_own_sensitivity() -> None:
+    """rollout_cuda.py trains on states rolled out from its weights: its port moved one ulp per step
+    (what a graph that rounds differently does) is off by 40% from step 2. The sensitivity run of the
+    original moves as far: matched, and said so."""
+    code, report = check("rollout_port.py", "--against", str(SCRIPTS / "rollout_cuda.py"), "--steps", "6", "--", "ulp")
+    assert code == 0, report["findings"]
+    assert "within the original's own 1-ulp sensitivity" in report["verdict"]
+    for p in report["parity"]["passes"]:
+        assert p["verdict"] == "match" and p["tolerance_name"] == parity.SENSITIVITY_NAME
+        assert p["max_rel_delta"] > 0.05 and "from step 2" in p["note"]
+
+
+@pytest.mark.slow
+def test_a_port_off_after_one_update_is_not_excused_by_sensitivity() -> None:
+    code, report = check("rollout_port.py", "--against", str(SCRIPTS / "rollout_cuda.py"), "--steps", "6", "--", "lr")
+    assert code == 1
+    semantic = report["parity"]["passes"][0]
+    assert semantic["verdict"] == "mismatch" and "not rounding, a difference" in semantic["note"]

@@ -36,6 +36,31 @@ def test_interval_and_marker_lines(tmp_path: Path) -> None:
     assert source.excused([("/elsewhere/helper.py", 3), (str(path), 5)]) == "logging interval"
 
 
+def test_a_test_interval_by_floor_division_is_a_logging_interval(tmp_path: Path) -> None:
+    """torchrl's scripts evaluate when the frame count crosses a multiple of test_interval: the
+    comparison of two floor divisions, written out or through the names they were assigned to."""
+    path = tmp_path / "loop.py"
+    path.write_text(
+        "def main(cfg, n):\n"
+        "    for i, data in enumerate(collector):\n"
+        "        prev = ((i - 1) * n) // cfg.test_interval\n"
+        "        cur = (i * n) // cfg.test_interval\n"
+        "        if prev < cur or final:\n"
+        "            evaluate(data).item()\n"                      # 6
+        "        if ((i - 1) * n) // every < (i * n) // every:\n"
+        "            evaluate(data).item()\n"                      # 8
+        "        if len(data) // 2 > 3:\n"                          # one side only: not an interval
+        "            evaluate(data).item()\n"                      # 10
+        "        if prev > 0:\n"                                    # a counter against a constant
+        "            evaluate(data).item()\n"                      # 12
+    )
+    assert source.interval_lines(str(path)) == frozenset({6, 8})
+    # a name assigned a floor division in another function is not this one's counter
+    other = tmp_path / "other.py"
+    other.write_text("def f(n):\n    prev = n // 2\n    cur = n // 3\n\ndef g(prev, cur):\n    if prev < cur:\n        x.item()\n")
+    assert source.interval_lines(str(other)) == frozenset()
+
+
 def test_a_fix_this_marker_excuses_no_sync(tmp_path: Path) -> None:
     path = tmp_path / "loop.py"
     path.write_text(
@@ -130,6 +155,27 @@ def test_first_train_eval_flag_compile_is_not_a_recompile_failure() -> None:
     assert [f.severity for f in analyze.findings_of(mixed, "/x/train.py")] == ["error"]
 
 
+def test_first_compile_for_a_bools_other_value_is_not_a_recompile_failure() -> None:
+    """td3's update(batch, update_actor): the actor's half first runs at step 3, its resume frame
+    guarded on the bool compiles once for True; a second compile for that bool, or an int's new
+    value, is instability."""
+    def rec(step: int, reason: str, function: str = "resume_in_update at /x/td3.py:116") -> dict:
+        return {"function": function, "file": "/x/td3.py", "line": 116, "reason": reason, "step": step}
+
+    flag = "6/0: update_actor == True                                     # if update_actor:  # td3.py:121 in update"
+    once = {"reached_device": True, "steps": 6, "recompiles": [rec(3, flag)]}
+    assert [(f.severity, f.message.split(" (")[0]) for f in analyze.findings_of(once, "/x/td3.py")] == [
+        ("info", "graph for the other value of update_actor")]
+    twice = {"reached_device": True, "steps": 6, "recompiles": [rec(3, flag), rec(4, flag.replace("6/0", "6/1"))]}
+    assert [f.severity for f in analyze.findings_of(twice, "/x/td3.py")] == ["info", "error"]
+    # each region gets its own graph for the value
+    two_regions = {"reached_device": True, "steps": 6, "recompiles": [rec(3, flag), rec(3, flag, "update at /x/td3.py:110")]}
+    assert [f.severity for f in analyze.findings_of(two_regions, "/x/td3.py")] == ["info", "info"]
+    for reason in ("6/0: L['n'] == 3", "6/0: update_actor == True; tensor 'x' size mismatch at index 0"):
+        other = {"reached_device": True, "steps": 6, "recompiles": [rec(3, reason)]}
+        assert [f.severity for f in analyze.findings_of(other, "/x/td3.py")] == ["error"], reason
+
+
 def _recompile_at(step: int, function: str = "update at /x/train.py:9") -> dict:
     return {"function": function, "file": "/x/train.py", "line": 9, "reason": "0/0: L['self']._in_keys is None", "step": step}
 
@@ -197,3 +243,31 @@ def test_thread_pool_tasks_draw_in_submit_order(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["['task',", "'main']", "inner", "2"]
+
+
+def test_the_scripts_frames_under_a_deep_library_stack_are_kept(tmp_path: Path) -> None:
+    """A sync 20 library frames below the script's evaluation (torchrl's rollout): the innermost 8
+    frames are the library's, and the script's own lines past them are kept, so its logging
+    interval still excuses the sync."""
+    import importlib.util
+
+    from porter.check.harness import state
+
+    library = tmp_path / "site-packages" / "deeplib.py"
+    library.parent.mkdir()
+    library.write_text("def down(n, at_bottom):\n    return at_bottom() if n == 0 else down(n - 1, at_bottom)\n")
+    script = tmp_path / "project" / "train.py"
+    script.parent.mkdir()
+    script.write_text("def evaluate(lib, probe):\n    return lib.down(20, probe)\n")
+    modules = []
+    for name, path in (("deeplib", library), ("train_script", script)):
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    lib, train = modules
+    stack = train.evaluate(lib, state.user_stack)
+    assert [f for f, _ in stack[:8]] == [str(library)] * 8
+    assert (str(script), 2) in stack
+    assert len([f for f, _ in stack if f == str(library)]) == 8  # library frames past the first 8 are dropped

@@ -40,6 +40,18 @@ def _step_hook(optimizer: Any, args: Any, kwargs: Any) -> None:
     optimizer_stepped(id(optimizer))
 
 
+def _nudge_hook(optimizer: Any, args: Any, kwargs: Any) -> None:
+    """The sensitivity run (orchestrate._sensitivity): every floating parameter the step updated
+    moves one ulp towards +inf, the size of one rounding a compiled graph may do differently."""
+    import torch
+
+    with torch.no_grad():
+        for group in optimizer.param_groups:
+            for param in group["params"]:
+                if isinstance(param, torch.Tensor) and param.is_floating_point():
+                    param.copy_(torch.nextafter(param, torch.full_like(param, float("inf"))))
+
+
 def _count_optimizers() -> None:
     """Remember that the script made an optimizer: steps are then its ``step()`` calls."""
     import functools
@@ -249,6 +261,8 @@ def setup(config: dict[str, Any]) -> Any:
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     register_optimizer_step_post_hook(_step_hook)
+    if config.get("nudge"):
+        register_optimizer_step_post_hook(_nudge_hook)
     _count_optimizers()
     if target == "emulated":
         from porter.check.harness import child

@@ -174,19 +174,26 @@ def user_location(start: FrameType | None = None) -> tuple[str, int]:
     return "<unknown>", 0
 
 
-def user_stack(limit: int = 8) -> tuple[tuple[str, int], ...]:
-    """Up to ``limit`` frames outside torch and the harness, innermost first.
+def user_stack(limit: int = 8, project_limit: int = 8) -> tuple[tuple[str, int], ...]:
+    """Up to ``limit`` frames outside torch and the harness, innermost first, then up to
+    ``project_limit`` more of the script's own (files outside any site-packages).
 
     A sync inside a helper that a logging branch calls is still inside the logging interval: the
-    caller's lines are needed to tell.
+    caller's lines are needed to tell, and under a library's deep stack (torchrl's env rollout inside
+    the script's evaluation, 20 frames down) they are past the innermost eight.
     """
     frame: FrameType | None = sys._getframe(1)
     skip = _skip_prefixes()
     found: list[tuple[str, int]] = []
-    while frame is not None and len(found) < limit:
+    project = 0
+    while frame is not None and project < project_limit:
         filename = frame.f_code.co_filename
         if not filename.startswith(skip) and not _wrapper(filename):
-            found.append((filename, frame.f_lineno))
+            if len(found) < limit:
+                found.append((filename, frame.f_lineno))
+            elif "-packages" + os.sep not in filename:
+                found.append((filename, frame.f_lineno))
+                project += 1
         frame = frame.f_back
     return tuple(found)
 
