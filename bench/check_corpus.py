@@ -659,8 +659,10 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
     return {
         "graphs": len(graphs),
         "lowered": sum(1 for g in graphs if g.get("lowered")),
-        # failing recompiles; warm-up ones (stable after: a warning) apart, each finding's count summed
-        "recompiles": sum(int(f.get("count") or 1) for f in report.get("findings", []) if f["kind"] == "recompile"),
+        # failing recompiles (errors; a mode switch's or a bool's other graph, compiled once, is info);
+        # warm-up ones (stable after: a warning) apart, each finding's count summed
+        "recompiles": sum(int(f.get("count") or 1) for f in report.get("findings", [])
+                          if f["kind"] == "recompile" and f.get("severity") == "error"),
         "warmup_recompiles": sum(int(f.get("count") or 1) for f in report.get("findings", []) if f["kind"] == "warm-up-recompile"),
         "graph_breaks": kinds.count("graph-break"),
         "syncs_per_step": (report.get("syncs_per_step") or {}).get("per step (findings)"),
