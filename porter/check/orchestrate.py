@@ -174,8 +174,13 @@ def _sensitivity(options: CheckOptions, p: ParityPass, semantic: bool) -> Parity
     steps are within it (the first loss, and the loss after one update) and, at every later step
     the port is off, the nudged original is off at least as much (parity.within_sensitivity)."""
     assert options.against is not None
+    if len(p.port_losses) != len(p.original_losses):
+        return p  # the runs stopped at different steps: no rounding explains that
     spec = dataclasses.replace(_spec(options, options.against, "original", "emulated", semantic=semantic, dump=False), nudge=True)
     nudged = analyze.losses_by_step(run(spec).record)
+    if not any(x is not None for x in nudged):
+        note = "the sensitivity run (the original with one ulp added to every parameter after each step) gave no loss"
+        return dataclasses.replace(p, note=f"{p.note}; {note}" if p.note else note)
     covered = parity.within_sensitivity(p.port_losses, p.original_losses, nudged, p.rtol)
     if covered is None:
         note = (f"the original with one ulp added to every parameter after each step (losses {_losses(nudged)}) "

@@ -180,3 +180,14 @@ def test_a_port_off_after_one_update_is_not_excused_by_sensitivity() -> None:
     assert code == 1
     semantic = report["parity"]["passes"][0]
     assert semantic["verdict"] == "mismatch" and "not rounding, a difference" in semantic["note"]
+
+
+def test_no_sensitivity_run_for_runs_that_stopped_at_different_steps() -> None:
+    """Steps differ: no rounding explains it, and no extra run is spent (the script does not exist)."""
+    from porter.check.orchestrate import CheckOptions, _sensitivity
+    from porter.check.report import ParityPass
+
+    p = ParityPass("semantic (fp32, dropout off)", "SEMANTIC_RTOL_COMPILED", 5e-4, 1e-6, (1.0, 0.5, 0.2), (1.0, 0.5),
+                   0.0, "mismatch", "steps differ: port 3, original 2")
+    options = CheckOptions(script="/nonexistent/port.py", against="/nonexistent/original.py")
+    assert _sensitivity(options, p, semantic=True) is p
