@@ -6,6 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import check, findings, marked_line
 
 
@@ -294,6 +295,7 @@ def test_frame_shared_by_two_compiled_functions_is_compiled_once_for_each() -> N
     assert sum(w["count"] for w in warm) == 3
 
 
+@pytest.mark.slow  # three 8-step checks (69 s in CI); the policy's bounds are unit-tested in test_units.py
 def test_shared_frame_needs_quiet_steps_after_it_and_per_step_guards_still_fail() -> None:
     code, report = check("shared_optimizer_step.py", "--steps", "4")
     assert code == 1
