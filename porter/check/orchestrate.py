@@ -161,7 +161,7 @@ def _against_itself(options: CheckOptions, report_parity: Parity, original_seman
         note = (f"the original against itself (a second {kind} run, same seeds) differs by up to {itself.max_rel_delta:.3g}: "
                 "the script's own run-to-run nondeterminism (a source the harness does not pin), so this pass "
                 "cannot verify the port")
-        passes[i] = dataclasses.replace(p, note=f"{p.note}; {note}" if p.note else note)
+        passes[i] = _noted(p, note)
     return dataclasses.replace(report_parity, passes=tuple(passes))
 
 
@@ -180,21 +180,25 @@ def _sensitivity(options: CheckOptions, p: ParityPass, semantic: bool) -> Parity
     nudged = analyze.losses_by_step(run(spec).record)
     if not any(x is not None for x in nudged):
         note = "the sensitivity run (the original with one ulp added to every parameter after each step) gave no loss"
-        return dataclasses.replace(p, note=f"{p.note}; {note}" if p.note else note)
+        return _noted(p, note)
     covered = parity.within_sensitivity(p.port_losses, p.original_losses, nudged, p.rtol)
     if covered is None:
         note = (f"the original with one ulp added to every parameter after each step (losses {_losses(nudged)}) "
                 f"does not move as far at every step the port is off, or the port is off within the first "
                 f"{parity.SENSITIVITY_MIN_STEPS} steps: not rounding, a difference")
-        return dataclasses.replace(p, note=f"{p.note}; {note}" if p.note else note)
+        return _noted(p, note)
     first, worst = covered
     note = (f"within the original's own sensitivity: off by more than {p.tolerance_name} = {p.rtol:g} from step {first}, "
             f"and the original with one ulp added to every parameter after each optimizer step (losses {_losses(nudged)}) "
             f"is off by up to {worst:.3g}, at least as much as the port at each of those steps: the script amplifies "
             "one rounding of its weights (a compiled graph, a fused optimizer or bf16 rounds differently), so the steps from "
             f"{first} on show rounding, not the port")
-    return dataclasses.replace(p, verdict="match", tolerance_name=parity.SENSITIVITY_NAME,
-                               note=f"{p.note}; {note}" if p.note else note)
+    return dataclasses.replace(_noted(p, note), verdict="match", tolerance_name=parity.SENSITIVITY_NAME)
+
+
+def _noted(p: ParityPass, note: str) -> ParityPass:
+    """The pass with ``note`` added after its own."""
+    return dataclasses.replace(p, note=f"{p.note}; {note}" if p.note else note)
 
 
 def _losses(losses: tuple[float | None, ...]) -> str:

@@ -62,13 +62,7 @@ def compare(
     note: str = "",
 ) -> ParityPass:
     """Per-step comparison over the steps both runs reached; a verdict only when there is one."""
-    steps = min(len(port), len(original))
-    deltas = []
-    for i in range(steps):
-        a, b = port[i], original[i]
-        if a is None or b is None or math.isnan(a) or math.isnan(b):
-            continue
-        deltas.append(relative_delta(a, b))
+    deltas = [d for d in step_deltas(port, original) if d is not None]
     if not deltas:
         return ParityPass(name, tolerance_name, rtol, LOSS_ATOL, port, original, None, "no-verdict",
                           note or "no step produced a loss in both runs")
