@@ -229,6 +229,8 @@ class CompileInsert(Rule):
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = 65
+    # module-level function name -> (its parameters, the one an optimizer is built from), per file
+    _optimizer_functions: dict[str, tuple[list[str], str] | None] | None = None
 
     def visit_Module(self, node: cst.Module) -> None:
         if not self.options.insert_compile or self._excluded(node):
@@ -778,20 +780,28 @@ class CompileInsert(Rule):
         optimizer from ``<param>.parameters()``: the argument given for that parameter."""
         if not isinstance(call.func, cst.Name):
             return None
-        function = next(
-            (s for s in self.context.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call.func.value),
-            None,
-        )
-        if function is None:
+        if self._optimizer_functions is None:  # once per file: this runs for every call of a plain name
+            self._optimizer_functions = {}
+            for statement in self.context.module.body:
+                if isinstance(statement, cst.FunctionDef) and statement.name.value not in self._optimizer_functions:
+                    self._optimizer_functions[statement.name.value] = self._optimizer_parameter(statement)
+        found = self._optimizer_functions.get(call.func.value)
+        if found is None:
             return None
+        params, owner = found
+        arg = positional(call, params.index(owner)) or keyword(call, owner)
+        return _root_name(arg.value) if arg is not None else None
+
+    def _optimizer_parameter(self, function: cst.FunctionDef) -> tuple[list[str], str] | None:
+        """A module-level function's parameter names and the one whose ``.parameters()`` feed
+        an optimizer it builds; None when it builds none from a parameter."""
         if not any(self._is_optimizer(c) for c in m.findall(function.body, m.Call())):  # type: ignore[arg-type]
             return None  # e.g. count_params(model): reads parameters, builds no optimizer
         params = [p.name.value for p in function.params.params]
         owner = _parameters_owner(function.body)
         if owner is None or owner not in params:
             return None
-        arg = positional(call, params.index(owner)) or keyword(call, owner)
-        return _root_name(arg.value) if arg is not None else None
+        return params, owner
 
     def _through_variables(self, call: cst.Call) -> str | None:
         """``params = [p for p in model.parameters() ...]`` or a loop over ``model.named_parameters()``."""

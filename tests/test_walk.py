@@ -144,6 +144,26 @@ SHADOWING = {
                                     "    else:\n        import te.pytorch as te\n    return te.Linear\n", False),
     "parameter_annotation": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from torch.pkg import P\n"
                              "def f(p: P | None = None):\n    from .pkg import P\n    return P()\n", False),
+    # A function both imports a name and assigns it (image loaders, optional kernels): libcst's order rules.
+    "function_imports_then_wraps": ("from functools import partial\ndef load(b, fast):\n    if fast:\n"
+                                    "        from torchcodec.decoders import decode_image\n    else:\n"
+                                    "        from torchvision.io import decode_image\n"
+                                    "    decode_image = partial(decode_image, exif=True)\n    return decode_image(b)\n", False),
+    "function_import_or_getattr": ("import torch\ndef kernels(kernel):\n    if kernel is None:\n"
+                                   "        from flash_attn import flash_attn_func, flash_attn_varlen_func\n    else:\n"
+                                   "        flash_attn_varlen_func = getattr(kernel, 'varlen', None)\n"
+                                   "    if flash_attn_varlen_func is None:\n        return torch.cuda.current_device()\n"
+                                   "    return flash_attn_varlen_func, flash_attn_func\n", False),
+    "read_before_function_import": ("from torch import cuda\ndef f():\n    cuda.synchronize()\n    if cuda:\n"
+                                    "        from torch.cuda import amp as cuda\n    else:\n        cuda = None\n"
+                                    "    return cuda.autocast()\n", False),
+    "nested_reads_mixed_scope": ("def outer():\n    try:\n        from apex import amp\n    except ImportError:\n"
+                                 "        amp = None\n    def inner():\n        return amp.initialize(1)\n    return inner, amp\n", False),
+    "class_body_imports_then_assigns": ("class K:\n    try:\n        from torch.cuda import amp\n    except ImportError:\n"
+                                        "        amp = None\n    scaler = amp.GradScaler()\n    amp = amp or 1\n    x = amp\n", False),
+    "walrus_inside_rebinding": ("def f(g):\n    from torch import cuda\n    cuda = [(n := 1), cuda.x]\n    return cuda\n", True),
+    "mixed_scope_with_parameter": ("def f(amp):\n    if amp is None:\n        from torch.cuda import amp\n"
+                                   "    return amp.autocast()\n", True),
     "def_fallback": ("try:\n    from torch import compile\nexcept ImportError:\n    def compile(f):\n        return f\n"
                      "compile(g)\n", False),
 }

@@ -129,6 +129,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         # scope node -> key -> import statements binding it there
         self._imports: dict[cst.CSTNode, dict[str, list[cst.Import | cst.ImportFrom]]] | None = None
         self._imported_bases: set[str] = set()
+        self._in_imports: set[cst.CSTNode] = set()  # every node inside an import statement
         self._bound: set[str] = set()  # names bound other than by an import, anywhere in the file
         self._bound_inside: set[str] = set()  # ... of those, bound in a function, class, lambda or comprehension
         # Of those, the function or class body each is bound in; names bound where this module
@@ -136,6 +137,8 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         # parameters) are in ``_hard`` and answered by libcst.
         self._local_binds: dict[cst.CSTNode, set[str]] = {}
         self._hard: set[str] = set()
+        # scope -> name -> the assignments binding it there (None: some binding is not one)
+        self._local_holders: dict[cst.CSTNode, dict[str, list[cst.CSTNode] | None]] = {}
         self._import_bases_in: dict[cst.CSTNode, set[str]] = {}  # scope -> bases its imports bind
         self._chains: dict[cst.CSTNode, list[cst.CSTNode] | None] = {}  # statement line -> visible scopes
         self._order: dict[cst.CSTNode, int] | None = None  # pre-order numbers, for "comes before"
@@ -194,7 +197,15 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                             self._hard.add(node.value)  # type: ignore[attr-defined]
                         else:
                             self._local_binds.setdefault(scope, set()).add(node.value)  # type: ignore[attr-defined]
+                            holders = self._local_holders.setdefault(scope, {})
+                            holder = self._assignment_of(node, parents)
+                            known = holders.setdefault(node.value, [])  # type: ignore[attr-defined]
+                            if holder is None or known is None:
+                                holders[node.value] = None  # type: ignore[attr-defined]
+                            else:
+                                known.append(holder)
             elif kind is cst.Import or kind is cst.ImportFrom:
+                self._in_imports.update(self._index.walk(node))
                 scope = self._scope_of_statement(node)
                 keys = imports.setdefault(scope, {})
                 star = isinstance(node.names, cst.ImportStar)  # type: ignore[attr-defined]
@@ -225,6 +236,16 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         if child is not name or not _IS_ALWAYS_BINDING[type(parent)]:
             return False
         return getattr(parent, "name", None) is name or getattr(parent, "rest", None) is name
+
+    @staticmethod
+    def _assignment_of(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode | None:
+        """The ``=``, annotated or augmented assignment whose target a binding Name is, else None."""
+        parent = parents.get(name)
+        while _IS_CONTAINER[type(parent)]:
+            parent = parents.get(parent)  # type: ignore[arg-type]
+        if type(parent) is cst.AssignTarget:
+            parent = parents.get(parent)
+        return parent if type(parent) in (cst.Assign, cst.AnnAssign, cst.AugAssign) else None
 
     @staticmethod
     def _binds_at_module_level(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> bool:
@@ -292,6 +313,20 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         parent = parents.get(node)
         if isinstance(parent, cst.Attribute) and parent.attr is node or isinstance(parent, cst.Arg) and parent.keyword is node:
             return set()  # not a reference to anything (libcst gives these no scope)
+        # A name, or a dotted chain rooted at one, that no import binds (most names of a file:
+        # ``self``, locals, parameters): local, builtin or unknown, without the walk up below.
+        root = node
+        while type(root) is cst.Attribute:
+            root = root.value  # type: ignore[attr-defined]
+        if type(root) is cst.Name and root.value not in self._imported_bases:  # type: ignore[attr-defined]
+            if node in self._in_imports:
+                return set()  # libcst gives the names inside an import statement no scope
+            base = root.value  # type: ignore[attr-defined]
+            if base in self._bound:
+                return {QualifiedName(get_full_name_for_node(node) or base, QualifiedNameSource.LOCAL)}
+            if hasattr(builtins, base):
+                return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
+            return set()
         full_name = get_full_name_for_node(node)
         if not full_name:
             return set()
@@ -308,6 +343,17 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         if isinstance(node, cst.Name) and self._binds(node, parents) and (
             not isinstance(parent, _ALWAYS_BINDING) or not self._binds_at_module_level(node, parents)
         ):
+            scope = self._binding_scope(node, parents)
+            if scope is not None and base in self._import_bases_in.get(scope, ()) and self._assignment_of(node, parents) is None:
+                # A parameter or def name where the same body imports it too: libcst gives the
+                # binding all of that body's meanings (its other bindings, other than by ``=``, ask it).
+                if type(parent) not in (cst.Param, cst.FunctionDef, cst.ClassDef) or parent.name is not node:  # type: ignore[attr-defined]
+                    return self._from_libcst(node)
+                assert self._imports is not None
+                found: Names = {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
+                for statement in self._imports.get(scope, {}).get(base, ()):
+                    found |= import_names(statement, full_name)
+                return found
             return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}  # an assignment target, a parameter ...
         if base not in self._imported_bases:
             if base in self._bound:
@@ -331,7 +377,8 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             # A comprehension's first iterable runs in the enclosing (class) scope: ask libcst.
             shadowed = None if crossed else self._locally_bound(base, chain)
             if shadowed is None:
-                return self._from_libcst(node)
+                found = None if crossed else self._mixed(node, full_name, base, chain)
+                return self._from_libcst(node) if found is None else found
             if shadowed:
                 return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
         # A Name is an access: libcst drops imports of its own scope that come after it.
@@ -369,6 +416,69 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         if hasattr(builtins, base):
             return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
         return set()
+
+    def _mixed(self, node: cst.CSTNode, full_name: str, base: str, chain: list[cst.CSTNode]) -> Names | None:
+        """The names of ``node`` when a function or class body of ``chain`` both imports ``base``
+        and assigns it (``try: from a import f`` / ``except ImportError: f = None`` in a function;
+        ``from a import f`` then ``f = partial(f, ...)``), as libcst's scope rules give them; None
+        where those rules take more than this to follow (ask libcst).
+
+        libcst: a Name read in the body that binds it sees the bindings of statements finished
+        before it (an assignment's own value does not see it), and when none is, the enclosing
+        scopes'; any other node (a call, an attribute) sees all of them. Imports give their IMPORT
+        names, assignments the LOCAL one."""
+        assert self._imports is not None
+        parents = self._index.parents
+        access = type(node) is cst.Name
+        parent = parents.get(node)
+        if access and type(parent) is cst.Attribute and parent.value is node:  # type: ignore[attr-defined]
+            # The root of ``amp.autocast``: the access unless a dotted import (``import amp.x``)
+            # makes a longer chain the access.
+            if any(key.startswith(base + ".") for scope in chain for key in self._imports.get(scope, {})):
+                return None
+        if "." in full_name:
+            for scope in chain:
+                if any(key != base and (full_name + ".").startswith(key + ".") for key in self._imports.get(scope, {})):
+                    return None  # a dotted import key: libcst's longest-prefix rules
+        root = self._index.root
+        for at, scope in enumerate(chain):
+            if scope is root:
+                return self._through_imports(full_name, base, chain[at:])
+            imported = base in self._import_bases_in.get(scope, ())
+            local = base in self._local_binds.get(scope, ())
+            if not imported and not local:
+                continue
+            if not imported:
+                return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
+            statements: list[cst.CSTNode] = list(self._imports.get(scope, {}).get(base, ()))
+            holders = self._local_holders.get(scope, {}).get(base, []) if local else []
+            if access and at == 0:
+                if holders is None:
+                    return None  # a parameter, a loop target ...: when it counts as bound is libcst's to say
+                done = {id(h): self._finished_before(h, node) for h in [*statements, *holders]}
+                if None in done.values():
+                    return None
+                statements = [s for s in statements if done[id(s)]]
+                holders = [h for h in holders if done[id(h)]]
+                if not statements and not holders:
+                    continue  # not bound yet here: libcst looks in the enclosing scopes
+            found: Names = set()
+            for statement in statements:
+                found |= import_names(statement, full_name)  # type: ignore[arg-type]
+            if holders is None or holders:
+                found.add(QualifiedName(full_name, QualifiedNameSource.LOCAL))
+            return found
+        return None
+
+    def _finished_before(self, holder: cst.CSTNode, access: cst.CSTNode) -> bool | None:
+        """Whether the binding statement ``holder`` ends before ``access`` is read; None when the
+        access is inside it after a walrus (libcst counts that walrus as an assignment finished)."""
+        current: cst.CSTNode | None = access
+        while current is not None:
+            if current is holder:
+                return None if any(type(n) is cst.NamedExpr for n in self._index.walk(holder)) else False
+            current = self._index.parents.get(current)
+        return self._before(holder, access)
 
     def _before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
         if self._order is None:
