@@ -23,6 +23,13 @@ EXTRA = [
     "from torch.cuda.amp import GradScaler\ns = GradScaler()\ncast('GradScaler', s)\n",
     "from m import X\nimport typing\nT = typing.TypeVar(\"T\", \"X\")\nv: typing.List[\"X\"] = []\nw = List[\"X\"]\nhasattr(m, \"X\")\n",
     "from m import a\na += 1\nfor a in b: pass\n[a for a in c]\n",
+    # imports in a function body: the function's own reads after them and every nested scope's
+    "def f():\n    import torch_xla.core.xla_model as xm\n    xm.mark_step()\n    g = lambda: xm.x\n"
+    "    [xm for _ in r]\n    def h(): return xm.y\n    class C:\n        z = xm\n    return 'xm'\nxm = 1\nxm.z\n",
+    "import os\ndef f():\n    os.getcwd()\n    import os\n    return os.path\n",
+    "def f(fast):\n    if fast:\n        from a import b\n    else:\n        from c import b\n    return b()\n",
+    "def f():\n    from m import X\n    v: 'X' = 1\n    return v\ndef g() -> 'X': pass\n",
+    "class K:\n    def m(self):\n        from torch.cuda import amp\n        return amp.autocast()\n",
 ]
 
 

@@ -9,8 +9,10 @@ statement, every access of the name anywhere reads the module's bindings, so its
 attribute names, keywords or parts of an import, plus the strings mentioning it where a type hint
 may be (libcst reads string annotations). That over-counts (an access that reaches a local import
 of the same name elsewhere counts too), which only keeps an import. Anything else — a name bound
-in a function or class, an import inside one — asks libcst's scope analysis, which costs more than
-the parse of the file.
+in a function or class, an import in a class body — asks libcst's scope analysis, which costs
+more than the parse of the file. An import in a function body binds the name there alone: its
+accesses are those Names inside the function that come after the import or sit in a scope nested
+in it, as long as no function nested in it imports the name again.
 """
 
 from __future__ import annotations
@@ -143,6 +145,7 @@ def unused_import_edits(
 _STRINGS = (cst.SimpleString, cst.ConcatenatedString)
 _HINT_CALLS = frozenset({"cast", "TypeVar", "NewType"})  # calls whose string arguments libcst reads as types
 _IMPORTS = (cst.Import, cst.ImportFrom)
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _LINES = (cst.SimpleStatementLine, cst.SimpleStatementSuite, cst.BaseCompoundStatement)
 
 
@@ -160,20 +163,50 @@ class _ReferenceCount:
         line = parents.get(statement)
         if "." in bound or not isinstance(line, cst.SimpleStatementLine):
             return None
+        owner: cst.CSTNode | None = None  # the function whose body imports it (None: the module)
         current = parents.get(line)
-        while current is not None:  # a module-level statement, maybe inside if/try blocks
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+        while current is not None:  # maybe inside if/try blocks
+            if isinstance(current, cst.ClassDef):
                 return None
+            if isinstance(current, cst.FunctionDef):
+                owner = current
+                break
             current = parents.get(current)
         if not self.names.simply_bound(bound):
             return None
+        if owner is not None and self.names.imported_below(bound, owner):
+            return None  # a function nested in it imports the name again
         if self._by_name is None:
             self._index()
         assert self._by_name is not None and self._strings is not None
-        found = [name for name in self._by_name.get(bound, ()) if self._accesses(name)]  # type: ignore[arg-type]
+        names: Iterable[cst.CSTNode] = self._by_name.get(bound, ())
+        strings: Iterable[cst.CSTNode] = self._strings
+        if owner is not None:
+            names = [name for name in names if self._reads_after(statement, name, owner)]
+            strings = [string for string in strings if self._below(string, owner) is not None]
+        found = [name for name in names if self._accesses(name)]  # type: ignore[arg-type]
         word = re.compile(rf"(?<![\w.]){re.escape(bound)}\b")
-        found += [string for string in self._strings if word.search(_text(string)) and self._in_hint(string)]
+        found += [string for string in strings if word.search(_text(string)) and self._in_hint(string)]
         return found
+
+    def _below(self, node: cst.CSTNode, owner: cst.CSTNode) -> bool | None:
+        """None when ``node`` is not inside ``owner``; else whether a function, lambda, class or
+        comprehension nested in ``owner`` holds it."""
+        nested = False
+        current = self.tree.parents.get(node)
+        while current is not None:
+            if current is owner:
+                return nested
+            nested = nested or isinstance(current, _NESTED_SCOPES)
+            current = self.tree.parents.get(current)
+        return None
+
+    def _reads_after(self, statement: cst.CSTNode, name: cst.CSTNode, owner: cst.CSTNode) -> bool:
+        """Whether ``name`` may read ``owner``'s import ``statement``: it is inside ``owner`` and
+        comes after the import, or sits in a scope nested in it (which sees the import whenever
+        it runs). Over-counting only keeps an import."""
+        nested = self._below(name, owner)
+        return nested is not None and (nested or self.names.comes_before(statement, name))
 
     def _index(self) -> None:
         by_name: dict[str, list[cst.CSTNode]] = {}

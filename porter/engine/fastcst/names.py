@@ -172,6 +172,26 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             self._build()
         return name not in self._bound_inside
 
+    def imported_below(self, name: str, owner: cst.CSTNode) -> bool:
+        """Whether a function or class nested in ``owner`` imports ``name`` itself."""
+        if self._imports is None:
+            self._build()
+        assert self._imports is not None
+        parents = self._index.parents
+        for scope, keys in self._imports.items():
+            if scope is owner or name not in keys:
+                continue
+            current = parents.get(scope)
+            while current is not None:
+                if current is owner:
+                    return True
+                current = parents.get(current)
+        return False
+
+    def comes_before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
+        """Whether ``first`` comes before ``second`` in the file (pre-order)."""
+        return self._before(first, second)
+
     def binds(self, name: cst.Name) -> bool:
         """Whether this Name is (conservatively) a binding other than an import."""
         return self._binds(name, self._index.parents)
