@@ -218,7 +218,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                         else:
                             self._local_binds.setdefault(scope, set()).add(node.value)  # type: ignore[attr-defined]
                             holders = self._local_holders.setdefault(scope, {})
-                            holder = self._assignment_of(node, parents)
+                            holder = self._assignment_of(node, parents)  # type: ignore[arg-type]
                             known = holders.setdefault(node.value, [])  # type: ignore[attr-defined]
                             if holder is None or known is None:
                                 holders[node.value] = None  # type: ignore[attr-defined]
@@ -367,7 +367,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             if scope is not None and base in self._import_bases_in.get(scope, ()) and self._assignment_of(node, parents) is None:
                 # A parameter or def name where the same body imports it too: libcst gives the
                 # binding all of that body's meanings (its other bindings, other than by ``=``, ask it).
-                if type(parent) not in (cst.Param, cst.FunctionDef, cst.ClassDef) or parent.name is not node:  # type: ignore[attr-defined]
+                if type(parent) not in (cst.Param, cst.FunctionDef, cst.ClassDef) or getattr(parent, "name", None) is not node:
                     return self._from_libcst(node)
                 assert self._imports is not None
                 found: Names = {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
@@ -397,8 +397,8 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             # A comprehension's first iterable runs in the enclosing (class) scope: ask libcst.
             shadowed = None if crossed else self._locally_bound(base, chain)
             if shadowed is None:
-                found = None if crossed else self._mixed(node, full_name, base, chain)
-                return self._from_libcst(node) if found is None else found
+                mixed = None if crossed else self._mixed(node, full_name, base, chain)
+                return self._from_libcst(node) if mixed is None else mixed
             if shadowed:
                 return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
         # A Name is an access: libcst drops imports of its own scope that come after it.
