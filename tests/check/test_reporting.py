@@ -144,3 +144,20 @@ def test_the_report_carries_the_originals_own_crash() -> None:
     assert report["crash"]["line"] == marked_line("crashes.py", "CRASH-LINE")
     _, clean = check("mlp_port.py", "--steps", "2", "--against", str(SCRIPTS / "mlp_cuda.py"))
     assert clean["original_crash"] is None
+
+
+def test_a_generator_on_the_training_device_runs_in_both_emulations() -> None:
+    """``torch.Generator(device)`` (torchtune's PPO recipe) on CUDA in the original and on neuron in
+    the port: a CPU-only torch has no CUDA generator and the emulated device registered none; both
+    now draw from a CPU generator, the same numbers under the same seed."""
+    code, report = check("generator_port.py", "--steps", "3", "--against", str(SCRIPTS / "generator_cuda.py"))
+    assert code == 0, report["findings"]
+    assert [p["verdict"] for p in report["parity"]["passes"]] == ["match", "match"]
+
+
+def test_a_cuda_generator_left_in_a_port_is_a_finding_at_its_line() -> None:
+    code, report = check("generator_kept_cuda.py", "--steps", "3")
+    assert code == 1
+    cuda = [f for f in report["findings"] if f["kind"] == "cuda"]
+    assert [(f["line"], "torch.Generator on 'cuda'" in f["message"]) for f in cuda] == [
+        (marked_line("generator_kept_cuda.py", "CUDA-GENERATOR"), True)]

@@ -9,6 +9,7 @@ Each function here changes one torch entry point in the subprocess only, for one
   ``nccl`` runs on gloo; ``device_id``/``device_ids`` are checked and dropped; device meshes of the
   emulated device are CPU meshes (FSDP2, DTensor);
 - ``torch.accelerator`` answers for the emulated device; ``Module.to(0)`` names it in an original;
+- ``torch.Generator(device)`` of an emulated device is a CPU generator (the tensors it draws for run there);
 - ``torch.cuda.*`` is emulated for an original, and recorded as a finding in a port;
 - dropout is an identity in the semantic pass (compiled graphs draw random numbers differently);
 - optimizer state made by ``_init_group`` is on its parameter's emulated device (as ``zeros_like(p)`` is);
@@ -446,6 +447,51 @@ _CUDA_NOOP = (
 
 
 _cuda_current = [0]
+
+
+_GENERATOR = torch._C.Generator
+
+
+class _AnyGenerator(type(_GENERATOR)):  # type: ignore[misc]
+    """``isinstance(g, torch.Generator)`` stays true for every generator, torch's own defaults too."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, _GENERATOR)
+
+    def __subclasscheck__(cls, sub: Any) -> bool:
+        return issubclass(sub, _GENERATOR)
+
+
+def patch_generator(emulated: tuple[str, ...], foreign: tuple[str, ...] = ()) -> None:
+    """``torch.Generator(device)`` for an emulated device type (or an integer, which names the
+    accelerator) makes a CPU generator: the emulated device's tensors are CPU tensors, so the ops
+    a generator is handed to run on the CPU. Unpatched, a CPU-only torch has no CUDA generator
+    ("Cannot get CUDA generator without ATen_cuda library": torchtune's PPO recipe,
+    ``torch.Generator(self._device)``) and the Python-registered PrivateUse1 device none either
+    ("implement getNewGenerator"). On Trainium torch-neuronx registers a Philox generator per
+    device (its ``NeuronHooksInterface::getNewGenerator``), so the port's call is valid there.
+    A ``foreign`` device type (CUDA in a port) gets a CPU generator too, and is recorded as a
+    finding at the caller's line, as a CUDA placement in a port is."""
+
+    def _emulated(device: Any) -> bool:
+        if isinstance(device, int) and not isinstance(device, bool):
+            return True
+        kind = device.type if isinstance(device, torch.device) else str(device).split(":", 1)[0]
+        if kind in foreign:
+            file, line = user_location()
+            STATE.cuda_uses[(f"torch.Generator on '{kind}'", file, line)] += 1
+            return True
+        return kind in emulated
+
+    class Generator(_GENERATOR, metaclass=_AnyGenerator):  # type: ignore[misc]
+        def __new__(cls, device: Any = "cpu") -> Any:
+            return _GENERATOR.__new__(cls, "cpu" if _emulated(device) else device)  # type: ignore[call-arg]
+
+        def __init__(self, device: Any = "cpu") -> None:
+            pass
+
+    Generator.__module__, Generator.__qualname__ = "torch", "Generator"
+    torch.Generator = Generator  # type: ignore[misc]
 
 
 def _cuda_count() -> int:
