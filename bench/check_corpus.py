@@ -33,6 +33,12 @@ and is printed, but it counts neither as verified (no port was proven) nor as fa
 runs on a Trainium host exactly as here, on the CPU; moving a CPU script to ``neuron`` is not porting
 CUDA code, and porter changes no explicit device choice).
 
+A script whose original crashes the same way as its port (the same exception at the same place) **fails as
+published**: it does not run here with the recipe's inputs, by a bug of its own (torchtune's experimental
+early-exit recipe mixes plain tensors with FSDP2's DTensors in its own loss), so no port of it can be verified.
+It is printed with the crash and counted apart, outside the verified fraction's denominator, which holds the
+scripts whose original runs.
+
 A parity mismatch where the original also differs from itself under the same seeds (the check runs
 its fp32 pass again) is the script's own: an unseeded source such as a simulator's generator.
 
@@ -40,7 +46,8 @@ Three steps by default: a compiled region that recompiles at step 1 only (torchr
 in_keys at their first call) is then seen stable at step 2, and the check reports it as warm-up (a
 warning, one extra graph compile on Neuron) rather than failing it; a recompile at step 2 fails.
 
-The verified fraction is verified / runnable with a port (the check could run it, porter changed it).
+The verified fraction is verified / runnable with a port (the check could run it, porter changed it, and
+its original does not crash on its own).
 A script that refuses compile at its own line (torchtune's QAT recipes: "Compile is not yet supported for
 QAT") is checked with ``--allow-eager`` (its recipe's ``eager``: that line's text, found in the script, and
 why): passing, it is **verified (eager)**: the port runs and trains the same as the original, eagerly.
@@ -95,6 +102,9 @@ class Recipe:
     # Steps this script needs at least (more than --steps): a schedule that first runs a second compiled
     # function late (crossq's update_all at every third update) needs a step after it to show it stable.
     min_steps: int = 0
+    # (file of the project, path in the script's folder): the project's own files a user puts beside the
+    # script before porting it (a config the script's folder does not ship); copied, then ported with it.
+    beside: tuple[tuple[str, str], ...] = ()
 
 
 def hydra_recipe(config_name: str, config: dict[str, Any], why: str) -> Recipe:
@@ -279,13 +289,23 @@ RECIPES: dict[str, Recipe] = {
             "full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
     # Early-exit finetune: the archive ships no config for it (configs/dev has none); it reads the keys of
     # full_finetune_distributed.py (early_exit_loss and layer_dropout through cfg.get,
-    # early_exit_finetune_distributed.py:245-257), so the project's Qwen2.5 full config would do, but the check
-    # copies and ports the script's own folder (recipes/dev), which holds no configs/: the 2026-12-02 17:14 run with
-    # --config configs/qwen2_5/0.5B_full.yaml stopped at recipes/dev/configs/... (FileNotFoundError, the original
-    # too). Runnable once the recipe writes its own (ported) config to {data}.
+    # early_exit_finetune_distributed.py:245-257), so the project's multi-device Qwen2.5 full config, put beside
+    # the script (recipes/dev/configs/, then ported with it: device: cuda -> neuron), with the early-exit loss on
+    # at every layer (":", quoted: the override's value is read as YAML) of the one-layer model, and a mean-reduced
+    # loss (torch.nn.CrossEntropyLoss for the config's chunked one: the recipe asserts `reduction == "mean"` when the
+    # early-exit loss is on, early_exit_finetune_distributed.py:704-707; the project's own early-exit config,
+    # dev/7B_full_early_exit.yaml in its recipe registry, is not in the wheel).
     "torchtune-0.6.1/recipes/dev/early_exit_finetune_distributed.py": Recipe(
-        needs="a config: none in the archive for it, and the project's configs/ is not in its folder (recipes/dev), "
-              "the folder the check ports"),
+        (*_TORCHTUNE_FULL_DIST, "early_exit_loss.layers=\":\"", "early_exit_loss.scale=1.0",
+         "loss._component_=torch.nn.CrossEntropyLoss"), make=_TORCHTUNE_MAKE, nproc=2,
+        beside=(("recipes/configs/qwen2_5/0.5B_full.yaml", "configs/qwen2_5/0.5B_full.yaml"),),
+        why="the project's multi-device Qwen2.5 full config beside the script (it ships none for this recipe, which "
+            "reads the same keys) with the early-exit loss at every layer, the synthetic files of "
+            "full_finetune_single_device (see _TORCHTUNE_MAKE); compile=True (see _TORCHTUNE_COMMON)"),
+    "torchtune-0.6.1/recipes/ppo_full_finetune_single_device.py": Recipe(
+        _TORCHTUNE_PPO, make=_TORCHTUNE_MAKE,
+        why="the project's PPO config with one-layer policy, reference, reward and value models and a prompt JSON "
+            "(see _TORCHTUNE_PPO); compile=True, the config's own choice"),
     "torchtune-0.6.1/recipes/knowledge_distillation_distributed.py": Recipe(
         _TORCHTUNE_KD_DIST, make=_TORCHTUNE_MAKE, nproc=2,
         why="the project's Qwen2 KD config on 2 ranks: student and teacher of one layer on the synthetic files of "
@@ -507,8 +527,74 @@ RECIPES: dict[str, Recipe] = {
                   "alpha_init": 1.0, "beta1": 0.5, "beta2": 0.999, "loss_function": "l2", "policy_update_delay": 3},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="crossq.py", name="config") + " (Pendulum-v1)" + _TORCHRL_COMPILED), min_steps=6),
+    # rnd_mujoco: PPO with a random-network-distillation bonus on the project's HalfCheetah-v4 (MuJoCo from
+    # DEPS), the keys of its YAML (pytorch/rl's sota-implementations/rnd/config_mujoco.yaml: the rnd section's
+    # values as there), a2c_mujoco's small batches.
+    "torchrl-0.14.1/sota-implementations/rnd/rnd_mujoco.py": hydra_recipe("config_mujoco", {
+        "env": {"env_name": "HalfCheetah-v4"},
+        "collector": {"frames_per_batch": 64, "total_frames": 192},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "test_interval": 1000000, "num_test_episodes": 1, "video": False},
+        "optim": {"lr": 3e-4, "anneal_lr": True, "device": None},
+        "loss": {"gamma": 0.99, "mini_batch_size": 32, "ppo_epochs": 1, "gae_lambda": 0.95, "clip_epsilon": 0.2,
+                 "anneal_clip_epsilon": False, "critic_coeff": 0.25, "entropy_coeff": 0.0, "loss_critic_type": "l2"},
+        "rnd": {"embed_dim": 32, "predictor_lr": 1e-4, "intrinsic_coeff": 1.0, "update_fraction": 0.25, "reward_clip": 5.0},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="rnd_mujoco.py", name="config_mujoco") + " (HalfCheetah-v4)" + _TORCHRL_COMPILED),
+    # sac-async: sac's keys with the async collector's (update_freq; its collector process steps the env),
+    # Pendulum-v1 as for sac; total_frames -1 as in the project's YAML (the check stops it after --steps).
+    # collector.device cpu: with none set, a CUDA host needs 2 GPUs (sac/utils.py:159-160, "Requires >= 2
+    # GPUs": the collector takes cuda:1), so a one-GPU user sets it; the project's YAML says cuda:1.
+    "torchrl-0.14.1/sota-implementations/sac/sac-async.py": hydra_recipe("config-async", {
+        "env": {"name": "Pendulum-v1", "task": "", "library": "gymnasium", "max_episode_steps": 200, "seed": 0},
+        "collector": {"total_frames": -1, "init_random_frames": 64, "frames_per_batch": 32, "init_env_steps": 64,
+                      "device": "cpu", "env_per_collector": 1, "reset_at_each_iter": False, "update_freq": 32},
+        "replay_buffer": {"size": 1000, "prb": 0, "scratch_dir": None},
+        "optim": {"utd_ratio": 1.0, "gamma": 0.99, "loss_function": "l2", "lr": 3e-4, "weight_decay": 0.0,
+                  "batch_size": 16, "target_update_polyak": 0.995, "alpha_init": 1.0, "adam_eps": 1e-8},
+        "network": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1,
+                    "device": None},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "mode": "offline", "log_freq": 100000, "video": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="sac-async.py", name="config-async") + " (Pendulum-v1)" + _TORCHRL_COMPILED),
+    # pilco: the project's own InvertedPendulum-v5 (gymnasium + MuJoCo from DEPS) would do, but the published
+    # script does not run as written: main() binds `logger` only when a backend is set (pilco.py:177-190) and
+    # passes it on at :192 (NameError without one), and with one (csv, 2026-12-06 run) the original raises in
+    # evaluate_policy, which hands log_scalar the list `test_rollout["episode_reward"][-1].tolist()`
+    # (pilco.py:32-40: "float() argument must be ... not 'list'").
+    "torchrl-0.14.1/sota-implementations/pilco/pilco.py": Recipe(
+        needs="a script that runs as published: with no logger backend main() raises NameError (pilco.py:192, "
+              "`logger` bound only under `if cfg.logger.backend`), with one evaluate_policy logs a list "
+              "(pilco.py:32-40: TypeError in log_scalar's float())"),
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer_isaac.py": Recipe(
         needs="the Isaac Lab simulator (isaaclab, NVIDIA Isaac Sim) that generates its data"),
+    # What the others read, from their source: none of it can be made here.
+    **{f"torchrl-0.14.1/sota-implementations/{name}.py": Recipe(needs=(
+        "Atari frames (ale-py's ROMs would do) resized by torchrl's Resize transform, which needs torchvision "
+        f"(torchrl/envs/transforms/_observation.py:195-199, {where}); torchvision does not import beside torch 2.13.0 "
+        "(operator torchvision::nms does not exist)")) for name, where in (
+        ("a2c/a2c_atari", "utils_atari.py's make_parallel_env"), ("dqn/dqn_atari", "utils_atari.py's make_env"),
+        ("ppo/ppo_atari", "utils_atari.py's make_parallel_env"), ("impala/impala_single_node", "utils.py's make_env"))},
+    **{f"torchrl-0.14.1/sota-implementations/impala/impala_multi_node_{name}.py": Recipe(needs=(
+        f"a {what} cluster of collector nodes, and Atari frames resized with torchvision as impala_single_node"))
+       for name, what in (("ray", "Ray"), ("submitit", "Slurm (submitit)"))},
+    **{f"torchrl-0.14.1/sota-implementations/{name}.py": Recipe(needs=(
+        f"an offline dataset the script downloads: {what}")) for name, what in (
+        ("cql/cql_offline", "Minari's (MinariExperienceReplay, cql/utils.py)"),
+        ("cql/discrete_cql_offline", "Minari's (MinariExperienceReplay, cql/utils.py)"),
+        ("iql/iql_offline", "D4RL's (D4RLExperienceReplay, iql/utils.py)"),
+        ("td3_bc/td3_bc", "D4RL's (D4RLExperienceReplay, td3_bc/utils.py)"),
+        ("diffusion_bc/diffusion_bc", "D4RL's demonstrations (D4RLExperienceReplay, diffusion_bc/utils.py)"),
+        ("decision_transformer/dt", "D4RL's (D4RLExperienceReplay, decision_transformer/utils.py)"),
+        ("decision_transformer/online_dt", "D4RL's, for its offline pretraining (D4RLExperienceReplay, decision_transformer/utils.py)"),
+        ("gail/gail", "D4RL's expert demonstrations (make_offline_replay_buffer, gail_utils.py)"))},
+    "torchrl-0.14.1/sota-implementations/dreamer/dreamer.py": Recipe(
+        needs="DeepMind Control pixels (dm_control) resized by torchrl's Resize, which needs torchvision "
+              "(dreamer_utils.py's transforms); torchvision does not import beside torch 2.13.0"),
+    **{f"torchrl-0.14.1/sota-implementations/expert-iteration/expert-iteration-{name}.py": Recipe(
+        needs="a Ray cluster with vLLM serving a pretrained language model from the Hugging Face hub (downloaded "
+              "weights) and the GSM8K dataset (ei_utils.py)") for name in ("sync", "async")},
 }
 # td3 six steps: its update(batch, update_actor) first steps the actor's optimizer at step 2 (the
 # Optimizer.step frame then compiled for it too) and first takes update_actor=True at step 3 (the bool's
@@ -563,7 +649,7 @@ def candidates(files: list[corpus.CorpusFile]) -> list[corpus.CorpusFile]:
 @dataclass
 class Outcome:
     key: str
-    status: str  # verified / verified (eager) / failed / nothing to port / not runnable
+    status: str  # verified / verified (eager) / failed / nothing to port / original fails / not runnable
     why: str = ""
     exit: int | None = None
     facts: dict[str, Any] = field(default_factory=dict)
@@ -674,6 +760,10 @@ def _summary(report: dict[str, Any]) -> dict[str, Any]:
 
 NOTHING = "nothing to port"
 EAGER = "verified (eager)"  # proven to run and train the same, eagerly: the script refuses compile (Recipe.eager)
+# The original itself crashes, the same exception at the same place as the port: the script does not run
+# here as published (a bug of its own), so no port of it can be verified. Counted apart, not in the
+# verified fraction's denominator (the scripts whose original runs), and printed with the crash.
+ORIGINAL_FAILS = "original fails"
 
 # Where a failing finding or crash comes from a library the script calls, read in that library's
 # source (the unpacked archive): (text of the finding or crash, whose it is, the reason at its line).
@@ -705,6 +795,14 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
 # Per script (corpus key): (text of the root cause, whose, the reason at its line) for a cause that is
 # the script's configuration rather than the emulation's.
 SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "torchtune-0.6.1/recipes/ppo_full_finetune_single_device.py": ((
+        "has symbolic sizes", "the script's own (its design)",
+        "the recipe generates each response token by token through the compiled policy and value models "
+        "(torchtune/generation/_generation.py), a new sequence length at each call, and raises Dynamo's cache limit to "
+        "16 for it (ppo_full_finetune_single_device.py:31-33, \"enabling compile results in slightly more recompiles "
+        "than the default cache limit\"): one graph per length, on CUDA as on Neuron (where each is a neuronx-cc "
+        "compile), and after a size changes Dynamo makes the lengths symbolic, which TorchNeuron rejects "
+        "(torchtune/modules/transformer.py:82 recompiles on `x`'s length)"),),
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": ((
         "porter left it uncompiled", "porter's (no compile it can insert here yet)",
         "porter no longer compiles the ClipPPOLoss (NRN413 at the marker): compiled, it recompiled at steps 1 and 2 "
@@ -776,6 +874,9 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     base = work / "scripts" / f.key.replace("/", "__")  # two scripts of one folder each get their copy
     orig_dir, port_dir = base / "orig" / f.project / rel, base / "port" / f.project / rel
     shutil.copytree(folder, orig_dir, ignore=shutil.ignore_patterns("__pycache__"))
+    for source, target in recipe.beside:
+        (orig_dir / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f.root / source, orig_dir / target)
     migrate = subprocess.run(
         [sys.executable, "-m", "porter", "migrate", str(orig_dir), "--out", str(port_dir), "--no-cache", "--no-diff",
          "--no-progress", "-q"], cwd=ROOT, capture_output=True, text=True,
@@ -833,6 +934,9 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     crashed_alike = same_crash(report, port_dir, orig_dir)
     own = crashed_alike or "the original against itself" in cause
     limit = library_limit(f"{cause} {_first_error(report)}", port, f.key)
+    if crashed_alike:
+        return Outcome(f.key, ORIGINAL_FAILS, f"the script's own: its original crashes the same way: {cause}",
+                       done.returncode, facts, original_crash)
     who = ("the script's own (its original crashes the same way)" if crashed_alike
            else "the script's own (its original differs from itself)" if own else limit[0] if limit else "porter's")
     elsewhere = (f" (the original crashed too, differently: {original_crash})"
@@ -852,7 +956,8 @@ def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | N
         recipe = RECIPES.get(f.key)
         config = missing_hydra_config(f)
         if config and not (recipe and any(name == config for name, _ in recipe.files)):
-            outcome = Outcome(f.key, "not runnable", f"its Hydra config {config} is not in the published archive")
+            outcome = Outcome(f.key, "not runnable", f"its Hydra config {config} is not in the published archive"
+                              + (f"; it also needs {recipe.needs}" if recipe and recipe.needs else ""))
             log(_line(outcome))
             outcomes.append(outcome)
             continue
@@ -906,12 +1011,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"check-corpus: {error}", file=sys.stderr)
         return 2
     ran = [o for o in outcomes if o.status != "not runnable"]
-    runnable = [o for o in ran if o.status != NOTHING]
+    runnable = [o for o in ran if o.status not in (NOTHING, ORIGINAL_FAILS)]
     verified = [o for o in runnable if o.status == "verified"]
     eagerly = [o for o in runnable if o.status == EAGER]
+    nothing = sum(o.status == NOTHING for o in ran)
+    own = sum(o.status == ORIGINAL_FAILS for o in ran)
     print(f"candidates (training loop + __main__): {len(outcomes)}; not runnable here: {len(outcomes) - len(ran)}; "
-          f"run: {len(ran)}, of which nothing to port (porter changes nothing; not counted): {len(ran) - len(runnable)}; "
-          f"runnable with a port: {len(runnable)}")
+          f"run: {len(ran)}, of which not counted: nothing to port (porter changes nothing) {nothing}, the original "
+          f"itself crashes (the same way as the port) {own}; runnable with a port: {len(runnable)}")
     print(f"verified fraction: {corpus.pct(len(verified), len(runnable))} of the runnable scripts (compiled, lowered, "
           f"losses matched); verified eagerly (the script refuses compile, at its line; not in that fraction): "
           f"{len(eagerly)}; verified either way: {corpus.pct(len(verified) + len(eagerly), len(runnable))}")
