@@ -229,6 +229,9 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                     severity=ERROR,
                     message=f"{graph['kind']} graph of {graph['region']} has symbolic sizes "
                     f"({'; '.join(graph['symbolic'][:4])}): TorchNeuron requires static shapes",
+                    # the line that called the compiled code (the call whose sizes changed)
+                    file=_rel(graph.get("call_file"), base) if graph.get("call_line") else None,
+                    line=graph.get("call_line") or None,
                     rule=RULE_COMPILE,
                 )
             )

@@ -204,7 +204,10 @@ def test_cpu_tensor_into_neuron_model_is_device_mixing() -> None:
 def test_dynamic_compile_has_symbolic_sizes() -> None:
     code, report = check("dynamic.py", "--steps", "2")
     assert code == 1
-    assert findings(report, "symbolic-shape"), report["findings"]
+    symbolic = findings(report, "symbolic-shape")
+    assert symbolic, report["findings"]
+    # named at the line that called the compiled code with the changing size
+    assert {(f["file"], f["line"]) for f in symbolic} == {("dynamic.py", marked_line("dynamic.py", "CALL-LINE"))}
     assert any(g["symbolic"] for g in report["graphs"])
     (dyn,) = findings(report, "compile-dynamic")
     assert dyn["line"] == marked_line("dynamic.py", "DYNAMIC-LINE")

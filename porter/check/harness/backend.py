@@ -70,7 +70,10 @@ class NeuronEmulatedBackend:
             for node in gm.graph.nodes
             if node.meta.get("stack_trace")
         }
-        state = {"region": region, "compile_id": compile_id, "shapes": shapes, "symbolic": symbolic, "modules": modules}
+        # where the compiled code was called from (a symbolic-shape finding is named at that line)
+        call_file, call_line = user_location()
+        state = {"region": region, "compile_id": compile_id, "shapes": shapes, "symbolic": symbolic, "modules": modules,
+                 "call": (call_file, call_line)}
         aot = aot_autograd(
             fw_compiler=self._compiler("forward", state),
             bw_compiler=self._compiler("backward", state),
@@ -165,6 +168,8 @@ class NeuronEmulatedBackend:
                 "input_shapes": [_shape(x) for x in example_inputs],
                 "dynamo_input_shapes": list(state["shapes"]),
                 "symbolic": state["symbolic"],
+                "call_file": state["call"][0],
+                "call_line": state["call"][1],
                 "lowered": result.ok,
                 "status": status,
                 "error": None if result.ok else result.error,
