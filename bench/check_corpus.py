@@ -796,13 +796,14 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
 # the script's configuration rather than the emulation's.
 SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "torchtune-0.6.1/recipes/ppo_full_finetune_single_device.py": ((
-        "has symbolic sizes", "the script's own (its design)",
-        "the recipe generates each response token by token through the compiled policy and value models "
-        "(torchtune/generation/_generation.py), a new sequence length at each call, and raises Dynamo's cache limit to "
-        "16 for it (ppo_full_finetune_single_device.py:31-33, \"enabling compile results in slightly more recompiles "
-        "than the default cache limit\"): one graph per length, on CUDA as on Neuron (where each is a neuronx-cc "
-        "compile), and after a size changes Dynamo makes the lengths symbolic, which TorchNeuron rejects "
-        "(torchtune/modules/transformer.py:82 recompiles on `x`'s length)"),),
+        "torchtune/generation/_generation.py", "the script's own (its design) and the library's",
+        "the recipe generates each response token by token through its compiled policy and value models (torchtune's "
+        "generate, torchtune/generation/_generation.py), a new sequence length at each call, and raises Dynamo's cache "
+        "limit to 16 for it (ppo_full_finetune_single_device.py:31-33, \"enabling compile results in slightly more "
+        "recompiles than the default cache limit\"): one graph per length, on CUDA as on Neuron (where each is a "
+        "neuronx-cc compile), and once a size has changed Dynamo makes the lengths symbolic, which TorchNeuron rejects "
+        "(torchtune/modules/transformer.py:82); generate also tests its prompt padding on the host at each call "
+        "(`if not padding_masks.all()`, _generation.py:268), on CUDA too"),),
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": ((
         "porter left it uncompiled", "porter's (no compile it can insert here yet)",
         "porter no longer compiles the ClipPPOLoss (NRN413 at the marker): compiled, it recompiled at steps 1 and 2 "
