@@ -308,3 +308,13 @@ def test_shared_frame_needs_quiet_steps_after_it_and_per_step_guards_still_fail(
     assert code == 1
     unstable = [f for f in findings(report, "recompile") if "scale ==" in f["message"]]
     assert len(unstable) >= 5 and all(f["severity"] == "error" for f in unstable)
+
+
+def test_the_harness_step_counter_adds_no_graph_break_to_a_compiled_update() -> None:
+    """The optimizer-step hook that counts steps runs inside a compiled update; Dynamo logs a break
+    for its file write. A device run has no such hook: that break is not the script's."""
+    code, report = check("compiled_update_step.py", "--steps", "3")
+    assert code == 0, report["findings"]
+    assert report["steps_run"] == 3
+    breaks = findings(report, "graph-break")
+    assert breaks and not any("open" in f["message"] for f in breaks), breaks
