@@ -12,10 +12,13 @@ indentation tokens, so the same columns. ``tests/test_walk.py`` compares both on
 samples.
 
 When the engine has CPython's tree of the same text (``tree``, ``text``), the first line of a
-top-level statement, and of a statement of a class or def body, is read from it instead
-(``splice.first_lines``: no code generated for the statements before it); the innermost
-statement's code, generated anyway for its positions, must then be exactly the text at that line
-(with its indentation), or the line is computed as above. So the answer is the same either way.
+top-level statement, and of a statement of any indented block holding the node (a class or def
+body, an ``if``/``else``/``for``/``while``/``with`` body, a ``try`` clause, a ``case``; not an
+``elif``, which libcst prints as ``if`` alone), is read from it instead (``splice.first_lines``:
+no code generated for the statements before it), so a node deep in a long function costs the code
+of its own small statement. That innermost statement's code and positions come from one code
+generation; the code must be exactly the text at that line (with its indentation), or the line
+is computed as above. So the answer is the same either way.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Mapping, Sequence
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import NEWLINE_RE
+from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
 
 from porter.engine.fastcst.splice import first_lines
 
@@ -50,7 +53,7 @@ class StatementPositions:
         self._module = module
         self._text = text
         self._tree = tree
-        self._ast_bodies: dict[int, _AstBody | None] = {}  # id(module or def) -> its body from CPython's tree
+        self._ast_bodies: dict[int, _AstBody | None] = {}  # id(module or block) -> its body from CPython's tree
         self._checked: dict[int, int | None] = {}  # id(innermost statement) -> its first line, checked (None: not)
         self._line_offsets: list[int] | None = None
         self._parents = parents
@@ -59,7 +62,8 @@ class StatementPositions:
         self._starts: list[int] = [1 + _lines(header)]  # 1-based first line of statement i
         # A class or def body: (its statements' numbers, their first lines relative to the def's start).
         self._bodies: dict[int, tuple[dict[cst.CSTNode, int], list[int]]] = {}
-        self._inside: dict[int, Mapping[cst.CSTNode, CodeRange]] = {}
+        self._inside: dict[int, tuple[str, Mapping[cst.CSTNode, CodeRange]]] = {}
+        self._whole_module: Mapping[cst.CSTNode, CodeRange] | None = None
 
     def __call__(self, node: cst.CSTNode) -> tuple[int, int]:
         module = self._module
@@ -105,10 +109,21 @@ class StatementPositions:
         return self._module.with_changes(header=(), body=(wrapped,), footer=())
 
     def _inside_of(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> Mapping[cst.CSTNode, CodeRange]:
-        inside = self._inside.get(id(statement))
-        if inside is None:
-            inside = self._inside[id(statement)] = MetadataWrapper(self._alone(statement, blocks), unsafe_skip_copy=True).resolve(PositionProvider)
-        return inside
+        return self._generated(statement, blocks)[1]
+
+    def _generated(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> tuple[str, Mapping[cst.CSTNode, CodeRange]]:
+        """The code of ``statement`` alone (see ``_alone``) and ``PositionProvider``'s ranges in it,
+        from one code generation (what ``MetadataWrapper.resolve(PositionProvider)`` runs)."""
+        found = self._inside.get(id(statement))
+        if found is None:
+            alone = self._alone(statement, blocks)
+            provider = PositionProvider()
+            provider._computed = {}
+            state = PositionProvidingCodegenState(default_indent=alone.default_indent, default_newline=alone.default_newline, provider=provider)
+            alone._codegen(state)
+            ranges: Mapping[cst.CSTNode, CodeRange] = provider._computed  # type: ignore[assignment]
+            found = self._inside[id(statement)] = ("".join(state.tokens), ranges)
+        return found
 
     # ----------------------------------------------------------------- lines from CPython's tree
     def _from_tree(self, node: cst.CSTNode, path: list[cst.CSTNode], number: int) -> tuple[int, int] | None:
@@ -122,21 +137,22 @@ class StatementPositions:
         line, python = lines[number], nodes[number]
         statement: cst.CSTNode = path[-1]
         blocks: list[cst.IndentedBlock] = []
-        depth = len(path) - 1
-        while depth >= 2 and isinstance(statement, _DEFS) and path[depth - 1] is statement.body and isinstance(statement.body, cst.IndentedBlock):
-            if not isinstance(python, _AST_DEFS):
-                return None
-            known = self._ast_body(statement, statement.body.body, python.body)
+        depth = len(path) - 1  # path[depth] is statement
+        while True:
+            found = _block_on_path(statement, python, path, depth)
+            if found is None:
+                break
+            block, body, depth = found  # path[depth] is block now
+            known = self._ast_body(block, block.body, body)
             if known is None:
                 return None
             numbers, lines, nodes = known
-            child = path[depth - 2]
-            inner = numbers.get(child)
-            if inner is None:  # the body's own header or footer lines
+            inner = numbers.get(path[depth - 1]) if depth >= 1 else None
+            if inner is None:  # the block itself, or its own header or footer lines
                 break
             line, python = lines[inner], nodes[inner]
-            blocks.append(statement.body)
-            statement, depth = child, depth - 2
+            blocks.append(block)
+            statement, depth = path[depth - 1], depth - 1
         checked = self._checked.get(id(statement), -1)
         if checked == -1:
             checked = self._checked[id(statement)] = line if self._is_at(statement, blocks, line) else None
@@ -170,7 +186,7 @@ class StatementPositions:
         offsets = self._line_offsets
         if not 1 <= line <= len(offsets):
             return False
-        code = self._alone(statement, blocks).code
+        code = self._generated(statement, blocks)[0]
         at = 0
         for _ in blocks:  # past the `if _:` lines
             match = _NEWLINE.search(code, at)
@@ -202,8 +218,68 @@ class StatementPositions:
         return starts[number]
 
     def _whole(self, node: cst.CSTNode) -> tuple[int, int]:
-        whole = self._inside.get(-1)
-        if whole is None:
-            whole = self._inside[-1] = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
-        start = whole[node].start
+        if self._whole_module is None:
+            self._whole_module = MetadataWrapper(self._module, unsafe_skip_copy=True).resolve(PositionProvider)
+        start = self._whole_module[node].start
         return start.line, start.column
+
+
+def _block_on_path(
+    statement: cst.CSTNode, python: ast.stmt, path: Sequence[cst.CSTNode], depth: int
+) -> tuple[cst.IndentedBlock, list[ast.stmt], int] | None:
+    """The indented block of compound ``statement`` (``path[depth]``) that holds ``path[0]``, with
+    CPython's statements of it and its depth in ``path``; None when the node is not in such a block
+    (a test, a header) or the two trees do not match there. An ``elif`` is not entered: alone,
+    libcst prints it as ``if``."""
+    if depth < 1:
+        return None
+    child = path[depth - 1]
+    kind = type(statement)
+    body: object = None
+    if child is getattr(statement, "body", None):
+        if kind is cst.FunctionDef:
+            body = python.body if isinstance(python, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        elif kind is cst.ClassDef:
+            body = python.body if isinstance(python, ast.ClassDef) else None
+        else:
+            body = getattr(python, "body", None) if type(python) in _AST_BODIES.get(kind, ()) else None
+        found: cst.CSTNode = child
+        at = depth - 1
+    elif depth >= 2 and type(child) in _CLAUSES and path[depth - 2] is getattr(child, "body", None):
+        found, at = path[depth - 2], depth - 2
+        if type(child) is cst.Else and child is getattr(statement, "orelse", None) and type(python) in _AST_BODIES.get(kind, ()):
+            body = getattr(python, "orelse", None)
+        elif type(child) is cst.Finally and kind in (cst.Try, cst.TryStar) and isinstance(python, _AST_TRIES):
+            body = getattr(python, "finalbody", None)
+        elif type(child) is cst.ExceptHandler and kind is cst.Try and isinstance(python, ast.Try):
+            body = _nth_body(statement.handlers, python.handlers, child)  # type: ignore[attr-defined]
+        elif type(child) is cst.ExceptStarHandler and kind is cst.TryStar and isinstance(python, _AST_TRIES):
+            body = _nth_body(statement.handlers, python.handlers, child)  # type: ignore[attr-defined]
+        elif type(child) is cst.MatchCase and kind is cst.Match and isinstance(python, ast.Match):
+            body = _nth_body(statement.cases, python.cases, child)  # type: ignore[attr-defined]
+    else:
+        return None
+    if not isinstance(body, list) or type(found) is not cst.IndentedBlock:
+        return None
+    return found, body, at  # type: ignore[return-value]
+
+
+def _nth_body(clauses: Sequence[cst.CSTNode], python: Sequence[ast.AST], clause: cst.CSTNode) -> list[ast.stmt] | None:
+    """CPython's body of the clause of ``clauses`` (an ``except``, a ``case``) that is ``clause``."""
+    for number, each in enumerate(clauses):
+        if each is clause:
+            return python[number].body if number < len(python) and len(clauses) == len(python) else None  # type: ignore[attr-defined]
+    return None
+
+
+# Compound statements whose ``body`` (and ``orelse`` Else) CPython's statement holds alike.
+_AST_TRIES: tuple[type, ...] = (ast.Try, ast.TryStar) if hasattr(ast, "TryStar") else (ast.Try,)
+_AST_BODIES: dict[type, tuple[type, ...]] = {
+    cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor),
+    cst.While: (ast.While,),
+    cst.With: (ast.With, ast.AsyncWith),
+    cst.Try: (ast.Try,),
+    cst.TryStar: _AST_TRIES[1:],
+}
+_CLAUSES = frozenset({cst.Else, cst.Finally, cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase})
