@@ -62,6 +62,44 @@ def test_index_matches_children_and_parent_provider() -> None:
             assert index.children.get(node, []) == list(node.children), (path, type(node).__name__)
 
 
+def _same_index(derived: TreeIndex, fresh: TreeIndex) -> bool:
+    """The same pre-order, and the same parent and children of every node in it."""
+    return (
+        len(derived.preorder) == len(fresh.preorder)
+        and all(a is b for a, b in zip(derived.preorder, fresh.preorder))
+        and all(derived.parents.get(node) is fresh.parents.get(node) for node in fresh.preorder)
+        and all(derived.children.get(node, []) == fresh.children.get(node, []) for node in fresh.preorder)
+    )
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_derived_index_is_the_fresh_index_of_the_ported_tree(twice: bool) -> None:
+    """The index of a ported tree built from the original's (kept subtrees not walked again) is the
+    index a fresh walk builds; also with an original node in the tree twice (a statement inserted
+    before the line that holds it, reusing it)."""
+    from porter.engine.core import _EditApplier
+    from porter.engine.rule import Edit
+
+    for path, module in _parsed_first(60):
+        original = TreeIndex(module)
+        calls = [node for node in original.preorder if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)][::3]
+        edits: list[Edit] = []
+        for call in calls:
+            if twice:
+                line: cst.CSTNode | None = call
+                while line is not None and not isinstance(line, cst.SimpleStatementLine):
+                    line = original.parents.get(line)
+                if line is None:  # a call in a compound statement's header
+                    continue
+                edits.append(Edit(target=line, code="T", order=(0, "T"), before=[cst.SimpleStatementLine([cst.Expr(call)])]))  # type: ignore[arg-type]
+            else:
+                rename = lambda node: node.with_changes(func=node.func.with_changes(attr=cst.Name("neuron")))  # type: ignore[attr-defined]  # noqa: E731
+                edits.append(Edit(target=call, code="T", order=(0, "T"), transform=rename))
+        if edits:
+            ported = module.visit(_EditApplier(edits, original.parents))
+            assert _same_index(TreeIndex.derived(ported, original), TreeIndex(ported)), path
+
+
 class _Recorder(cst.BatchableCSTVisitor):
     def __init__(self, events: list[tuple[str, int]]) -> None:
         super().__init__()

@@ -269,7 +269,7 @@ def _port_module(
         return Failure(path, f"internal error: the port did not re-parse ({error}); file left as it was", kind="internal")
     # The output's lines for the verifier's positions: CPython's tree of the spliced text.
     lines = (new_text, new_tree) if new_text is not None and new_tree is not None else (None, None)
-    findings = verify_port(new_module, path, had_fallback(tree, names), *lines)  # type: ignore[arg-type]
+    findings = verify_port(new_module, path, had_fallback(tree, names), *lines, original=tree)  # type: ignore[arg-type]
     if findings and suppressions is not None:  # findings are at lines of the output: its comments
         suppressions = Suppressions.of(new_text if new_text is not None else new_module.code)
     findings = _unsuppressed_findings(findings, suppressions, options.suppress)

@@ -58,7 +58,8 @@ annotation (``-> GradScaler``) runs nothing; a string in a list that also names 
 accelerator (``['cuda', 'cpu', 'xpu', 'npu']``) lists backends, it chooses no device. Code after an early exit, and
 functions only called from unreachable code, are not followed.
 
-Cost: the ported file's ``TreeIndex`` (one pass), one pass over it here, import-based qualified
+Cost: the ported file's ``TreeIndex`` (derived from the original's: only the nodes the port rebuilt are
+walked), one pass over it here, import-based qualified
 names (``porter.engine.fastcst.names``) asked only for chains rooted at an imported name, and
 positions only for findings. Measured (2 shared cores, 2026-12-01): 8-11% of the port's time on
 the samples and on transformers' ``trainer.py``/``modeling_utils.py``; more where a name is both
@@ -205,11 +206,19 @@ class _Binding:
 
 
 def verify_port(
-    module: cst.Module, path: str, had_fallback: bool, text: str | None = None, python_tree: ast.Module | None = None
+    module: cst.Module,
+    path: str,
+    had_fallback: bool,
+    text: str | None = None,
+    python_tree: ast.Module | None = None,
+    *,
+    original: TreeIndex | None = None,
 ) -> tuple[Finding, ...]:
     """Verify a ported module (a tree not indexed yet): index it, resolve names lazily. ``text``
-    and ``python_tree``: its code and CPython's tree of it, when known (cheaper positions)."""
-    tree = TreeIndex(module)
+    and ``python_tree``: its code and CPython's tree of it, when known (cheaper positions).
+    ``original``: the index of the tree it was ported from (the subtrees the port kept are not
+    walked again)."""
+    tree = TreeIndex(module) if original is None else TreeIndex.derived(module, original)
     names = LazyQualifiedNames(tree, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))  # type: ignore[arg-type]
     positions = StatementPositions(module, tree.parents, text, python_tree)
     return Verifier(tree, names, positions, path).run(expect_fallback=had_fallback)

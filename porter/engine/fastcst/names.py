@@ -141,7 +141,6 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         self._local_holders: dict[cst.CSTNode, dict[str, list[cst.CSTNode] | None]] = {}
         self._import_bases_in: dict[cst.CSTNode, set[str]] = {}  # scope -> bases its imports bind
         self._chains: dict[cst.CSTNode, list[cst.CSTNode] | None] = {}  # statement line -> visible scopes
-        self._order: dict[cst.CSTNode, int] | None = None  # pre-order numbers, for "comes before"
 
     # Mapping protocol: the keys are every node of the file.
     def __getitem__(self, node: cst.CSTNode) -> Names:
@@ -501,9 +500,8 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         return self._before(holder, access)
 
     def _before(self, first: cst.CSTNode, second: cst.CSTNode) -> bool:
-        if self._order is None:
-            self._order = {node: number for number, node in enumerate(self._index.preorder)}
-        return self._order[first] <= self._order[second]
+        order = self._index.order
+        return order[first] <= order[second]
 
     def _visible_scopes(self, node: cst.CSTNode) -> list[cst.CSTNode] | None:
         """Scopes whose imports ``node`` sees, nearest first: enclosing function bodies, the class

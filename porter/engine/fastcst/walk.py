@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import inspect
 import textwrap
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
@@ -140,6 +141,79 @@ class TreeIndex:
         self._buckets: dict[type, list[cst.CSTNode]] | None = None
         self._order: dict[cst.CSTNode, int] | None = None
 
+    @classmethod
+    def derived(cls, root: cst.CSTNode, original: TreeIndex) -> TreeIndex:
+        """The index of ``root``, a tree that shares subtrees with ``original``'s (the ported module:
+        the edit applier keeps every node it did not enter as the same object). A shared subtree is
+        not walked again: its nodes' parents and children are the original's, and its pre-order is
+        a slice of the original's. Entries of original nodes the new tree dropped stay in the
+        mappings (never reached from ``root``)."""
+        index = cls.__new__(cls)
+        order = original.order
+        parents = dict(original.parents)
+        children = dict(original.children)
+        preorder: list[cst.CSTNode] = []
+        fields_of = _FIELDS
+        is_node = _IS_NODE
+        shared: list[tuple[int, int]] = []
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            start = order.get(node)
+            if start is not None:
+                end = original.end(node)
+                shared.append((start, end))
+                preorder += original.preorder[start:end]
+                continue
+            preorder.append(node)
+            kind = type(node)
+            fields = fields_of[kind] if kind in fields_of else child_fields(kind)
+            if fields is None:
+                kids = list(node.children)
+            else:
+                kids = []
+                for name in fields:
+                    value = getattr(node, name)
+                    if is_node[value.__class__]:
+                        kids.append(value)
+                    elif value.__class__ is tuple or value.__class__ is list:
+                        kids.extend(value)
+            children.pop(node, None)
+            if kids:
+                children[node] = kids
+                for kid in kids:
+                    parents[kid] = node
+                stack.extend(reversed(kids))
+        shared.sort()
+        if any(first[1] > second[0] for first, second in zip(shared, shared[1:])):
+            return cls(root)  # an original node twice in the new tree: which parent it gets is the fresh walk's to say
+        parents.pop(root, None)
+        index.root, index.parents, index.children, index.preorder = root, parents, children, preorder
+        index._buckets = index._order = None
+        return index
+
+    @property
+    def order(self) -> dict[cst.CSTNode, int]:
+        """Each node's position in the pre-order list (computed on first use)."""
+        if self._order is None:
+            self._order = {node: position for position, node in enumerate(self.preorder)}
+        return self._order
+
+    def end(self, node: cst.CSTNode) -> int:
+        """The position in the pre-order list just past ``node``'s subtree: its next sibling's, or
+        (the last child) its parent's end."""
+        order = self.order
+        current = node
+        while True:
+            parent = self.parents.get(current)
+            if parent is None:
+                return len(self.preorder)
+            siblings = self.children[parent]
+            at = bisect_right(siblings, order[current], key=order.__getitem__)  # siblings are in pre-order
+            if at < len(siblings):
+                return order[siblings[at]]
+            current = parent
+
     def of(self, node: cst.CSTNode) -> Sequence[cst.CSTNode]:
         """The children of ``node`` (as ``node.children``, without rebuilding it)."""
         found = self.children.get(node)
@@ -182,9 +256,7 @@ class TreeIndex:
             return list(lists[0])
         if not lists:
             return []
-        if self._order is None:
-            self._order = {node: position for position, node in enumerate(self.preorder)}
-        order = self._order
+        order = self.order
         return sorted((node for nodes in lists for node in nodes), key=order.__getitem__)
 
 
