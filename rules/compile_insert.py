@@ -795,7 +795,8 @@ class CompileInsert(Rule):
     def _optimizer_parameter(self, function: cst.FunctionDef) -> tuple[list[str], str] | None:
         """A module-level function's parameter names and the one whose ``.parameters()`` feed
         an optimizer it builds; None when it builds none from a parameter."""
-        if not any(self._is_optimizer(c) for c in m.findall(function.body, m.Call())):  # type: ignore[arg-type]
+        calls = (node for node in child_index(self).walk(function.body) if type(node) is cst.Call)  # the shared index: no libcst visit
+        if not any(self._is_optimizer(c) for c in calls):  # type: ignore[arg-type]
             return None  # e.g. count_params(model): reads parameters, builds no optimizer
         params = [p.name.value for p in function.params.params]
         owner = _parameters_owner(function.body)

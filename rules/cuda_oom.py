@@ -83,10 +83,18 @@ class CudaOutOfMemory(Rule):
     triggers: ClassVar[tuple[str, ...]] = ("OutOfMemoryError", "out of memory")
     order: ClassVar[int] = 20
 
+    _mentions_device: bool | None = None  # per file (the rule is instantiated once per file)
+
+    def _on_cuda_or_neuron(self) -> bool:
+        if self._mentions_device is None:
+            lowered = self.context.text.lower()
+            self._mentions_device = any(word in lowered for word in ("cuda", "neuron"))
+        return self._mentions_device
+
     def visit_Comparison(self, node: cst.Comparison) -> None:
         """``"out of memory" in str(e)`` (the CUDA allocator's text) in a CUDA file: also Neuron's."""
         # A file on CUDA or already on Neuron (a rule before this one ported its .cuda() calls).
-        if len(node.comparisons) != 1 or not any(word in self.context.text.lower() for word in ("cuda", "neuron")):
+        if len(node.comparisons) != 1 or not self._on_cuda_or_neuron():
             return
         operator = node.comparisons[0].operator
         text = string_value(node.left)

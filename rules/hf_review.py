@@ -133,10 +133,11 @@ class HfReview(Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self._problem_type_set: set[int] = set()  # config calls already given a problem_type
+        self._names_problem_type = "problem_type" in context.text  # once per file, not per call
 
     def _problem_type(self, call: cst.Call) -> None:
         """``XForSequenceClassification(config)`` / ``.from_pretrained(...)`` with no problem_type set."""
-        if "problem_type" in self.context.text:
+        if self._names_problem_type:
             return
         func = call.func
         pretrained = isinstance(func, cst.Attribute) and func.attr.value == "from_pretrained"
