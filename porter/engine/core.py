@@ -15,7 +15,6 @@ import ast
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -29,6 +28,7 @@ from porter.engine.fastcst.splice import spliced
 from porter.engine.fastcst.walk import TreeIndex, dispatch
 from porter.engine.imports import ImportCollector, bound_name, still_read, top_level_imports, unused_import_edits
 from porter.engine.options import TARGETS_NEURON, Options
+from porter.engine.patterns import searcher
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
@@ -147,11 +147,6 @@ def _parses(new: bytes, python_parses: bool) -> ast.Module | None:
 _BASE_TRIGGERED_BY = Rule.triggered_by.__func__  # type: ignore[attr-defined]
 
 
-@lru_cache(maxsize=256)
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
-
-
 def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[type[Rule]]:
     """The rules worth parsing ``text`` for; empty means the file cannot change.
 
@@ -171,7 +166,7 @@ def prefilter(text: str, options: Options, rules: Sequence[type[Rule]]) -> list[
             return True
         hit = searched.get(pattern)
         if hit is None:
-            hit = searched[pattern] = _compiled(pattern).search(text) is not None
+            hit = searched[pattern] = searcher(pattern)(text)
         return hit
 
     candidates = [rule for rule in rules if triggered(rule)]

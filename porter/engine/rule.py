@@ -38,6 +38,7 @@ from porter.engine.fastcst.names import LazyQualifiedNames
 from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.options import Options
+from porter.engine.patterns import searcher
 
 if TYPE_CHECKING:
     from porter.engine.astcheck import SourceFacts
@@ -196,7 +197,7 @@ class Rule(cst.BatchableCSTVisitor):
     def triggered_by(cls, text: str) -> bool:
         if cls.triggers and not any(word in text for word in cls.triggers):
             return False
-        return not cls.trigger_pattern or re.search(cls.trigger_pattern, text) is not None
+        return not cls.trigger_pattern or searcher(cls.trigger_pattern)(text)
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
