@@ -131,6 +131,16 @@ class FileMetadata(Mapping[type, Mapping[cst.CSTNode, object]]):
             ParentNodeProvider: self.parents,
             QualifiedNameProvider: self.names,
         }
+        # Rule.qualified's answer per node: several rules ask it of every name and attribute.
+        self.spelled: dict[cst.CSTNode, frozenset[str]] = {}
+
+    def qualified(self, node: cst.CSTNode) -> frozenset[str]:
+        """``Rule.qualified(node)``, computed once per node for all the file's rules."""
+        found = self.spelled.get(node)
+        if found is None:
+            names = self.names.get(node, _NO_NAMES) if _rooted_at_name(node) else _NO_NAMES
+            found = self.spelled[node] = frozenset([q.name for q in names])
+        return found
 
     def __getitem__(self, provider: type) -> Mapping[cst.CSTNode, object]:
         found = self._values.get(provider)
@@ -225,6 +235,9 @@ class Rule(cst.BatchableCSTVisitor):
         (it reads through calls and subscripts), and a rule matching that would rewrite the
         attribute of a call's *result* as if it were a module attribute, dropping the call.
         """
+        metadata = self.metadata
+        if type(metadata) is FileMetadata:
+            return set(metadata.qualified(node))  # a set of its own: callers may change it
         if not _rooted_at_name(node):
             return set()
         return {q.name for q in self._qualified_names(node)}

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+from ast import literal_eval
+from functools import lru_cache
+
 import libcst as cst
 import libcst.matchers as m
 
 
+@lru_cache(maxsize=2048)
+def _evaluated(literal: str) -> object:
+    """``SimpleString.evaluated_value`` of a literal spelled ``literal`` (libcst runs
+    ``ast.literal_eval``, a parse and a compile, at every read: the rules read the same few
+    literals thousands of times per file)."""
+    return literal_eval(literal)
+
+
 def string_value(node: cst.CSTNode) -> str | None:
     """The value of a plain (non-f, non-bytes) string literal, else None."""
-    if isinstance(node, cst.SimpleString) and "b" not in node.prefix.lower() and "f" not in node.prefix.lower():
-        value = node.evaluated_value
+    if type(node) is cst.SimpleString and "b" not in node.prefix.lower() and "f" not in node.prefix.lower():
+        value = _evaluated(node.value)
         return value if isinstance(value, str) else None
     if isinstance(node, cst.ConcatenatedString):
         joined = node.evaluated_value

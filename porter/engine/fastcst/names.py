@@ -159,6 +159,9 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         return node is self._index.root or node in self._index.parents
 
     def get(self, node: cst.CSTNode, default: object = None) -> Names:  # type: ignore[override]
+        found = self._cache.get(node)  # the rules ask again and again: answered without two more calls
+        if found is not None:
+            return found
         if node not in self:
             return default  # type: ignore[return-value]
         return self[node]
