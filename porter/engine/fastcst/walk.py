@@ -202,12 +202,12 @@ class TreeIndex:
     def end(self, node: cst.CSTNode) -> int:
         """The position in the pre-order list just past ``node``'s subtree: its next sibling's, or
         (the last child) its parent's end."""
-        order = self.order
         current = node
         while True:
             parent = self.parents.get(current)
             if parent is None:
                 return len(self.preorder)
+            order = self.order
             siblings = self.children[parent]
             at = bisect_right(siblings, order[current], key=order.__getitem__)  # siblings are in pre-order
             if at < len(siblings):
@@ -285,22 +285,24 @@ def dispatch(index: TreeIndex, visitors: Iterable[object]) -> None:
                 raise TypeError(f"attribute hook {name} is not supported by porter's walk")
     enter: dict[type, Sequence[Callable[[cst.CSTNode], object]]] = {}
     leave: dict[type, Sequence[Callable[[cst.CSTNode], object]]] = {}
-    children = index.children
-    stack: list[tuple[cst.CSTNode, bool]] = [(index.root, False)]
-    while stack:
-        node, leaving = stack.pop()
+    # Over the pre-order list (no stack of every node): a node with leave hooks waits, with the
+    # position just past its subtree, until the walk gets there (innermost first, as on a stack).
+    waiting: list[tuple[int, cst.CSTNode, Sequence[Callable[[cst.CSTNode], object]]]] = []
+    for position, node in enumerate(index.preorder):
+        while waiting and waiting[-1][0] <= position:
+            _, done, leaving = waiting.pop()
+            for hook in leaving:
+                hook(done)
         kind = type(node)
-        if kind not in enter:
-            enter[kind] = [h[f"visit_{kind.__name__}"] for h in hooks if f"visit_{kind.__name__}" in h]
+        calls = enter.get(kind)
+        if calls is None:
+            calls = enter[kind] = [h[f"visit_{kind.__name__}"] for h in hooks if f"visit_{kind.__name__}" in h]
             leave[kind] = [h[f"leave_{kind.__name__}"] for h in hooks if f"leave_{kind.__name__}" in h]
-        if leaving:
-            for hook in leave[kind]:
-                hook(node)
-            continue
-        for hook in enter[kind]:
+        for hook in calls:
             hook(node)
         if leave[kind]:
-            stack.append((node, True))
-        kids = children.get(node)
-        if kids:
-            stack.extend((kid, False) for kid in reversed(kids))
+            waiting.append((index.end(node), node, leave[kind]))
+    while waiting:
+        _, done, leaving = waiting.pop()
+        for hook in leaving:
+            hook(done)
