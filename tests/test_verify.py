@@ -413,3 +413,73 @@ def test_a_profiler_activity_marker_covers_its_cuda_activity() -> None:
         'dev = torch.device("cuda")\n'  # 4: a device, still found
     )
     assert _verify(source) == [(4, "cuda-only", "NRN101")]
+
+
+# --------------------------------------------------------------------------- the walk
+def _walk_calls(module: cst.Module, walk: str) -> list[tuple[str, int, object]]:
+    """What a walk of the verifier asks, in order: each check (node, inside a test) and test value."""
+    from porter.engine.verify import Verifier
+
+    tree = TreeIndex(module)
+    names = LazyQualifiedNames(tree, lambda: MetadataWrapper(module, unsafe_skip_copy=True).resolve(QualifiedNameProvider))
+    verifier = Verifier(tree, names, lambda node: (0, 0), "t.py")
+    verifier._learn_flags()
+    calls: list[tuple[str, int, object]] = []
+    check, value = verifier._check, verifier.value
+
+    def checked(node: cst.CSTNode, in_test: bool) -> None:
+        calls.append(("check", tree.order[node], in_test))
+        check(node, in_test)
+
+    def valued(test: cst.BaseExpression) -> bool | None:
+        found = value(test)
+        calls.append(("value", tree.order[test], found))
+        return found
+
+    verifier._check, verifier.value = checked, valued  # type: ignore[method-assign]
+    getattr(verifier, walk)()
+    return calls
+
+
+WALKED = '''\
+import torch
+try:
+    import apex
+    x = apex.amp.initialize(m).cuda()
+except ImportError:
+    y = "cuda" if torch.cuda.is_available() else "cpu"
+else:
+    z = torch.cuda.synchronize()
+finally:
+    w = 1
+try:
+    from flash_attn import f
+    g = f(x).cuda()
+except ImportError:
+    pass
+else:
+    h = torch.cuda.synchronize()
+if torch.cuda.is_available() and "cuda" in device:
+    a.cuda()
+elif not torch.cuda.is_available():
+    b = torch.cuda.current_device()
+else:
+    c = [d for d in ("cuda", "cpu") if d == "cuda"]
+while torch.cuda.device_count() > 0:
+    e = torch.cuda.memory_allocated()
+else:
+    f = x.cuda() if hasattr(torch, "neuron") else "nccl"
+assert torch.version.cuda is not None, torch.cuda.get_device_name()
+'''
+
+
+def test_the_pre_order_walk_asks_what_the_stack_walk_asks() -> None:
+    """The verifier's walk over the pre-order list (unreachable code jumped over, test expressions
+    marked by position) checks the same nodes, with the same test flags, in the same order, and
+    evaluates the same tests, as the walk with a stack of every node."""
+    sources = [WALKED] + [path.read_text() for path in sorted(ROOT.joinpath("samples").rglob("*.py"))[:40]]
+    for source in sources:
+        module = cst.parse_module(source)
+        walked = _walk_calls(module, "_walk")
+        assert walked == _walk_calls(module, "_walk_stack")
+    assert any(kind == "value" and found is False for kind, _, found in _walk_calls(cst.parse_module(WALKED), "_walk"))

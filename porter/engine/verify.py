@@ -287,12 +287,77 @@ class Verifier:
     def run(self, expect_fallback: bool) -> tuple[Finding, ...]:
         root = self.tree.root
         self._learn_flags()
-        # Pre-order walk; each entry: node, inside a test expression (unreachable code on Neuron
-        # is not entered). Types are tested by identity: this loop sees every node of the file.
+        if len(self.tree.order) == len(self.tree.preorder):
+            self._walk()
+        else:  # a node twice in the tree (an edit reused one): positions do not name it
+            self._walk_stack()
+        self._finish_bindings()
+        if expect_fallback and not self.fallback and not self._tests_availability_anywhere():
+            self._add(
+                root,
+                FindingKind.CPU_FALLBACK,
+                "the original falls back to the CPU when no GPU is present; the port tests no accelerator "
+                "(use torch.accelerator.is_available() / current_accelerator() to keep the fallback)",
+                "NRN101",
+                line=1,
+            )
+        return tuple(sorted(self.findings.values(), key=lambda f: (f.line, f.kind.value, f.code or "", f.message)))
+
+    def _walk(self) -> None:
+        """Every reachable node in pre-order, each checked with whether it is inside a test
+        expression (unreachable code on Neuron is not entered): over the index's pre-order list,
+        a subtree skipped by jumping past it, a test expression's subtree marked by the position
+        past it. Types are tested by identity: this loop sees every node of the file."""
+        index = self.tree
+        preorder, order, end = index.preorder, index.order, index.end
+        check = self._check
+        jumps: dict[int, int] = {}  # first position of an unreachable subtree -> the position past it
+        test_starts: dict[int, int] = {}  # first position of a branch's test -> the position past it
+        tests: list[int] = []  # positions past the test expressions being walked (innermost last)
+        position, count = 0, len(preorder)
+        while position < count:
+            if jumps:
+                past = jumps.pop(position, None)
+                if past is not None:
+                    position = past
+                    continue
+            while tests and tests[-1] <= position:
+                tests.pop()
+            if test_starts:
+                past = test_starts.pop(position, None)
+                if past is not None:
+                    tests.append(past)
+            node = preorder[position]
+            kind = type(node)
+            if kind in _CHECKED:
+                check(node, bool(tests))
+            if kind is cst.Try and id(node) in self._absent_library_trys():
+                # After the import of a library Trainium does not have: only the part before it runs.
+                at = position + 1
+                for part in self._reachable_try_parts(node):  # type: ignore[arg-type]
+                    if order[part] > at:
+                        jumps[at] = order[part]
+                    at = end(part)
+                if end(node) > at:
+                    jumps[at] = end(node)
+            elif kind in _BRANCHES:
+                value = self.value(node.test)  # type: ignore[attr-defined]
+                test_starts[order[node.test]] = end(node.test)  # type: ignore[attr-defined]
+                if value is False:
+                    jumps[order[node.body]] = end(node.body)  # type: ignore[attr-defined]
+                orelse = node.orelse  # type: ignore[attr-defined]
+                if value is True and kind is not cst.While and orelse is not None:
+                    jumps[order[orelse]] = end(orelse)
+            elif kind in _TESTS or (kind is cst.UnaryOperation and type(node.operator) is cst.Not):  # type: ignore[attr-defined]
+                tests.append(end(node))
+            position += 1
+
+    def _walk_stack(self) -> None:
+        """``_walk`` with a stack of (node, inside a test) entries: for a tree holding a node twice."""
         children = self.tree.children
         of = self.tree.of
         check = self._check
-        stack: list[tuple[cst.CSTNode, bool]] = [(root, False)]
+        stack: list[tuple[cst.CSTNode, bool]] = [(self.tree.root, False)]
         pop, push, extend = stack.pop, stack.append, stack.extend
         while stack:
             node, in_test = pop()
@@ -305,7 +370,6 @@ class Verifier:
                 if not kids:
                     continue
             if kind is cst.Try and id(node) in self._absent_library_trys():
-                # After the import of a library Trainium does not have: only the part before it runs.
                 extend([(kid, in_test) for kid in reversed(self._reachable_try_parts(node))])  # type: ignore[arg-type]
                 continue
             if kind in _BRANCHES:
@@ -326,17 +390,6 @@ class Verifier:
                 continue
             test = in_test or kind in _TESTS or (kind is cst.UnaryOperation and type(node.operator) is cst.Not)  # type: ignore[attr-defined]
             extend([(kid, test) for kid in reversed(kids)])
-        self._finish_bindings()
-        if expect_fallback and not self.fallback and not self._tests_availability_anywhere():
-            self._add(
-                root,
-                FindingKind.CPU_FALLBACK,
-                "the original falls back to the CPU when no GPU is present; the port tests no accelerator "
-                "(use torch.accelerator.is_available() / current_accelerator() to keep the fallback)",
-                "NRN101",
-                line=1,
-            )
-        return tuple(sorted(self.findings.values(), key=lambda f: (f.line, f.kind.value, f.code or "", f.message)))
 
     def _tests_availability_anywhere(self) -> bool:
         """An availability query in code the walk skipped as off on Neuron (``if device.type !=
