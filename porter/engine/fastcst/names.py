@@ -205,43 +205,45 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
     # ----------------------------------------------------------------- building
     def _build(self) -> None:
         imports: dict[cst.CSTNode, dict[str, list[cst.Import | cst.ImportFrom]]] = {}
-        parents = self._index.parents
+        index = self._index
+        parents = index.parents
         bound = self._bound
-        for node in self._index.preorder:
-            kind = type(node)
-            if kind is cst.Name:
-                if self._binds(node, parents):  # type: ignore[arg-type]
-                    bound.add(node.value)  # type: ignore[attr-defined]
-                    if not self._binds_at_module_level(node, parents):  # type: ignore[arg-type]
-                        self._bound_inside.add(node.value)  # type: ignore[attr-defined]
-                        scope = self._binding_scope(node, parents)  # type: ignore[arg-type]
-                        if scope is None:
-                            self._hard.add(node.value)  # type: ignore[attr-defined]
+        binds = self._binds
+        # The file's names and imports from the index's per-type lists (pre-order each): not a
+        # pass over every node. What each adds does not depend on the other.
+        for node in index.find(index.root, cst.Name):
+            if binds(node, parents):  # type: ignore[arg-type]
+                bound.add(node.value)  # type: ignore[attr-defined]
+                if not self._binds_at_module_level(node, parents):  # type: ignore[arg-type]
+                    self._bound_inside.add(node.value)  # type: ignore[attr-defined]
+                    scope = self._binding_scope(node, parents)  # type: ignore[arg-type]
+                    if scope is None:
+                        self._hard.add(node.value)  # type: ignore[attr-defined]
+                    else:
+                        self._local_binds.setdefault(scope, set()).add(node.value)  # type: ignore[attr-defined]
+                        holders = self._local_holders.setdefault(scope, {})
+                        holder = self._assignment_of(node, parents)  # type: ignore[arg-type]
+                        known = holders.setdefault(node.value, [])  # type: ignore[attr-defined]
+                        if holder is None or known is None:
+                            holders[node.value] = None  # type: ignore[attr-defined]
                         else:
-                            self._local_binds.setdefault(scope, set()).add(node.value)  # type: ignore[attr-defined]
-                            holders = self._local_holders.setdefault(scope, {})
-                            holder = self._assignment_of(node, parents)  # type: ignore[arg-type]
-                            known = holders.setdefault(node.value, [])  # type: ignore[attr-defined]
-                            if holder is None or known is None:
-                                holders[node.value] = None  # type: ignore[attr-defined]
-                            else:
-                                known.append(holder)
-            elif kind is cst.Import or kind is cst.ImportFrom:
-                self._in_imports.update(self._index.walk(node))
-                scope = self._scope_of_statement(node)
-                keys = imports.setdefault(scope, {})
-                star = isinstance(node.names, cst.ImportStar)  # type: ignore[attr-defined]
-                for alias in () if star else node.names:  # type: ignore[attr-defined]
-                    for key in _alias_keys(alias):
-                        statements = keys.setdefault(key, [])
-                        if node not in statements:
-                            statements.append(node)  # type: ignore[arg-type]
-                        self._imported_bases.add(key.split(".")[0])
-                        self._import_bases_in.setdefault(scope, set()).add(key.split(".")[0])
-                for key in star_exports(node) if star else ():  # type: ignore[arg-type]
-                    keys.setdefault(key, []).append(node)  # type: ignore[arg-type]
-                    self._imported_bases.add(key)
-                    self._import_bases_in.setdefault(scope, set()).add(key)
+                            known.append(holder)
+        for node in index.find(index.root, cst.Import, cst.ImportFrom):
+            self._in_imports.update(index.walk(node))
+            scope = self._scope_of_statement(node)
+            keys = imports.setdefault(scope, {})
+            star = isinstance(node.names, cst.ImportStar)  # type: ignore[attr-defined]
+            for alias in () if star else node.names:  # type: ignore[attr-defined]
+                for key in _alias_keys(alias):
+                    statements = keys.setdefault(key, [])
+                    if node not in statements:
+                        statements.append(node)  # type: ignore[arg-type]
+                    self._imported_bases.add(key.split(".")[0])
+                    self._import_bases_in.setdefault(scope, set()).add(key.split(".")[0])
+            for key in star_exports(node) if star else ():  # type: ignore[arg-type]
+                keys.setdefault(key, []).append(node)  # type: ignore[arg-type]
+                self._imported_bases.add(key)
+                self._import_bases_in.setdefault(scope, set()).add(key)
         self._imports = imports
 
     @staticmethod
@@ -253,8 +255,8 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             child, parent = parent, parents.get(parent)  # type: ignore[arg-type,assignment]
         if _IS_TARGET_HOLDER[type(parent)]:
             return getattr(parent, "target", None) is child
-        if isinstance(parent, cst.AsName):
-            return not isinstance(parents.get(parent), cst.ImportAlias)
+        if type(parent) is cst.AsName:  # exact types: see _names
+            return type(parents.get(parent)) is not cst.ImportAlias  # type: ignore[arg-type]
         if child is not name or not _IS_ALWAYS_BINDING[type(parent)]:
             return False
         return getattr(parent, "name", None) is name or getattr(parent, "rest", None) is name
@@ -333,19 +335,24 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             self._build()
         parents = self._index.parents
         parent = parents.get(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node or isinstance(parent, cst.Arg) and parent.keyword is node:
+        # Exact types (libcst's node classes have no subclasses; a failed isinstance against one runs ABCMeta's check).
+        kind = type(parent)
+        if kind is cst.Attribute and parent.attr is node or kind is cst.Arg and parent.keyword is node:  # type: ignore[union-attr]
             return set()  # not a reference to anything (libcst gives these no scope)
         # A name, or a dotted chain rooted at one, that no import binds (most names of a file:
         # ``self``, locals, parameters): local, builtin or unknown, without the walk up below.
         root = node
+        attributes: list[str] = []  # the chain's attribute names, last first
         while type(root) is cst.Attribute:
+            attributes.append(root.attr.value)  # type: ignore[attr-defined]
             root = root.value  # type: ignore[attr-defined]
         if type(root) is cst.Name and root.value not in self._imported_bases:  # type: ignore[attr-defined]
             if node in self._in_imports:
                 return set()  # libcst gives the names inside an import statement no scope
             base = root.value  # type: ignore[attr-defined]
             if base in self._bound:
-                return {QualifiedName(get_full_name_for_node(node) or base, QualifiedNameSource.LOCAL)}
+                # get_full_name_for_node's dotted name of the chain
+                return {QualifiedName(".".join([base, *reversed(attributes)]), QualifiedNameSource.LOCAL)}
             if hasattr(builtins, base):
                 return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
             return set()
