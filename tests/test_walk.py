@@ -315,3 +315,22 @@ def test_star_exports_are_torchs_all() -> None:
     if os.environ.get("PORTER_UPDATE_FIXTURES") == "1":
         path.write_text(expected)
     assert path.read_text() == expected, "torch's __all__ changed: regenerate with PORTER_UPDATE_FIXTURES=1"
+
+
+def test_walk_and_find_over_a_subtree_are_the_stack_walks() -> None:
+    """A subtree's walk and find read a slice of the pre-order list; they must be the walk through
+    children, node for node (every statement and expression of a few modules)."""
+    for path, module in _parsed_first(15):
+        index = TreeIndex(module)
+        for node in index.preorder:
+            if not isinstance(node, (cst.BaseStatement, cst.BaseExpression)):
+                continue
+            stack, expected = [node], []
+            while stack:
+                current = stack.pop()
+                expected.append(current)
+                stack.extend(reversed(list(current.children)))
+            walked = list(index.walk(node))
+            assert len(walked) == len(expected) and all(a is b for a, b in zip(walked, expected)), path
+            found = index.find(node, cst.Name, cst.BaseCompoundStatement)
+            assert found == [n for n in expected if isinstance(n, (cst.Name, cst.BaseCompoundStatement))], path

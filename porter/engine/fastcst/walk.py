@@ -105,7 +105,7 @@ class TreeIndex:
     original tree (built by a rule) falls back to ``node.children``.
     """
 
-    __slots__ = ("_buckets", "_order", "children", "parents", "preorder", "root")
+    __slots__ = ("_buckets", "_found", "_order", "children", "parents", "preorder", "root")
 
     def __init__(self, root: cst.CSTNode) -> None:
         parents: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -140,6 +140,7 @@ class TreeIndex:
         self.preorder = preorder
         self._buckets: dict[type, list[cst.CSTNode]] | None = None
         self._order: dict[cst.CSTNode, int] | None = None
+        self._found: dict[tuple[type, ...], list[cst.CSTNode]] = {}
 
     @classmethod
     def derived(cls, root: cst.CSTNode, original: TreeIndex) -> TreeIndex:
@@ -190,6 +191,7 @@ class TreeIndex:
         parents.pop(root, None)
         index.root, index.parents, index.children, index.preorder = root, parents, children, preorder
         index._buckets = index._order = None
+        index._found = {}
         return index
 
     @property
@@ -226,6 +228,12 @@ class TreeIndex:
     def walk(self, root: cst.CSTNode, skip: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
         """Every node under ``root`` (``root`` included), pre-order; nodes of a ``skip`` type
         other than ``root`` are yielded but not entered."""
+        span = None if skip else self._span(root)
+        if span is not None:  # a subtree is contiguous in the pre-order list
+            preorder = self.preorder
+            for position in range(*span):
+                yield preorder[position]
+            return
         stack = [root]
         while stack:
             current = stack.pop()
@@ -234,14 +242,31 @@ class TreeIndex:
                 continue
             stack.extend(reversed(self.of(current)))
 
+    def _span(self, root: cst.CSTNode) -> tuple[int, int] | None:
+        """The positions of ``root``'s subtree in the pre-order list; None for a node outside the
+        indexed tree, or in a tree holding a node twice (a position does not name it there)."""
+        order = self.order
+        start = order.get(root)
+        if start is None or len(order) != len(self.preorder):
+            return None
+        return start, self.end(root)
+
     def find(self, root: cst.CSTNode, *types: type) -> list[cst.CSTNode]:
         """Like ``m.findall(root, m.T1() | m.T2())``: the nodes of these types, pre-order."""
         if root is self.root:
             return self._of_types(types)
-        return [node for node in self.walk(root) if isinstance(node, types)]
+        span = self._span(root)
+        if span is None:
+            return [node for node in self.walk(root) if isinstance(node, types)]
+        is_kind = _kinds(types)
+        return [node for node in self.preorder[span[0] : span[1]] if is_kind[type(node)]]
 
     def _of_types(self, types: tuple[type, ...]) -> list[cst.CSTNode]:
-        """The file's nodes of these types, pre-order, from per-type buckets built once."""
+        """The file's nodes of these types, pre-order, from per-type buckets built once; each
+        answer is kept (a copy is handed out: the caller may change it)."""
+        found = self._found.get(types)
+        if found is not None:
+            return list(found)
         if self._buckets is None:
             buckets: dict[type, list[cst.CSTNode]] = {}
             for node in self.preorder:
@@ -251,13 +276,28 @@ class TreeIndex:
                 else:
                     bucket.append(node)
             self._buckets = buckets
-        lists = [nodes for kind, nodes in self._buckets.items() if issubclass(kind, types)]
+        is_kind = _kinds(types)
+        lists = [nodes for kind, nodes in self._buckets.items() if is_kind[kind]]
         if len(lists) == 1:
-            return list(lists[0])
-        if not lists:
-            return []
-        order = self.order
-        return sorted((node for nodes in lists for node in nodes), key=order.__getitem__)
+            found = lists[0]
+        elif not lists:
+            found = []
+        else:
+            order = self.order
+            found = sorted((node for nodes in lists for node in nodes), key=order.__getitem__)
+        self._found[types] = found
+        return list(found)
+
+
+_KINDS: dict[tuple[type, ...], Kinds] = {}
+
+
+def _kinds(types: tuple[type, ...]) -> Kinds:
+    """``isinstance(node, types)`` as a look-up by the node's class (see Kinds), one per tuple."""
+    found = _KINDS.get(types)
+    if found is None:
+        found = _KINDS[types] = Kinds(*types)
+    return found
 
 
 def own_hooks(visitor: object) -> dict[str, Callable[[cst.CSTNode], object]]:
