@@ -269,11 +269,12 @@ class CudaNamespace(Rule):
 
     def _consider(self, node: cst.Attribute | cst.Name) -> None:
         parent = self.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        kind = type(parent)  # exact types: this runs for every name of the file (a failed isinstance on a libcst class is slow)
+        if kind is cst.Attribute and parent.value is node:  # type: ignore[union-attr]
             return  # only the outermost name of a dotted chain
-        if isinstance(parent, (cst.ImportAlias, cst.ImportFrom)):
+        if kind is cst.ImportAlias or kind is cst.ImportFrom:
             return
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
+        if kind is cst.Attribute and parent.attr is node:  # type: ignore[union-attr]
             return
         if dotted(node) is None:
             return  # ``torch.cuda.f(0).x``: the call's own name is ported, the attribute read is kept

@@ -170,7 +170,7 @@ class CudaOnlyDeps(Rule):
 
     def _use(self, node: cst.Attribute | cst.Name) -> None:
         parent = self.parent(node)
-        if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
+        if type(parent) is cst.Attribute and (parent.value is node or parent.attr is node):  # type: ignore[union-attr]  # exact type: every name
             return
         head = (dotted(node) or "").split(".")[0]
         if not head or head in self._covered_locals:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import libcst as cst
 
@@ -423,8 +423,8 @@ class GradScalerRule(Rule):
         Kept, with the NRN206 marker, unless the file's own torch autocasts leave no float16
         (then ``enabled=False``). A name that is used other than by calling it (``isinstance``,
         passed on, returned) is only marked: a partial is not a class."""
-        for node in child_index(self).walk(module):
-            if not isinstance(node, (cst.Name, cst.Attribute)) or not self.qualified(node) & GRAD_SCALER:
+        for node in cast("list[cst.Name | cst.Attribute]", child_index(self).find(module, cst.Name, cst.Attribute)):
+            if not self.qualified(node) & GRAD_SCALER:
                 continue
             entry = self.parent(node)
             if isinstance(entry, cst.DictElement) and entry.value is node:

@@ -201,7 +201,7 @@ class HalfToBf16(Rule):
 
     def _dtype_ref(self, node: cst.Attribute | cst.Name) -> None:
         parent = self.parent(node)
-        if isinstance(parent, cst.Attribute) and (parent.value is node or parent.attr is node):
+        if type(parent) is cst.Attribute and (parent.value is node or parent.attr is node):  # type: ignore[union-attr]  # exact type: every name
             return
         if id(node) in self._collapsed or not self.qualified(node) & FP16_DTYPES:
             return

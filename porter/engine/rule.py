@@ -132,14 +132,15 @@ class FileMetadata(Mapping[type, Mapping[cst.CSTNode, object]]):
             QualifiedNameProvider: self.names,
         }
         # Rule.qualified's answer per node: several rules ask it of every name and attribute.
-        self.spelled: dict[cst.CSTNode, frozenset[str]] = {}
+        self.spelled: dict[cst.CSTNode, tuple[str, ...]] = {}
 
-    def qualified(self, node: cst.CSTNode) -> frozenset[str]:
-        """``Rule.qualified(node)``, computed once per node for all the file's rules."""
+    def qualified(self, node: cst.CSTNode) -> tuple[str, ...]:
+        """The names ``Rule.qualified(node)`` is the set of, computed once per node for all the
+        file's rules, in the order that set was built in (``set()`` of them iterates as it did)."""
         found = self.spelled.get(node)
         if found is None:
             names = self.names.get(node, _NO_NAMES) if _rooted_at_name(node) else _NO_NAMES
-            found = self.spelled[node] = frozenset([q.name for q in names])
+            found = self.spelled[node] = tuple([q.name for q in names])
         return found
 
     def __getitem__(self, provider: type) -> Mapping[cst.CSTNode, object]:
