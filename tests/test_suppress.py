@@ -187,3 +187,66 @@ def test_per_file_ignores_reach_non_python_files(tmp_path: Path, capsys: pytest.
     (tmp_path / "pyproject.toml").write_text('[tool.porter]\nper-file-ignores = {"requirements.txt" = ["NRN99"]}\n')
     assert main(["migrate", "--files", "--check", "--no-progress", str(pins)]) == 0
     capsys.readouterr()
+
+
+def test_inert_directives_are_those_that_name_no_code_porter_reports() -> None:
+    from porter.engine.suppress import inert
+
+    codes = ["NRN102", "XYZ201"]
+    assert inert("x = 1  # noqa: F401\ny = 2  # noqa: E501, W291\n", codes)
+    assert inert('s = "# noqa: F401"\n', codes)
+    assert not inert("x = 1  # noqa\n", codes)  # bare: every code
+    assert not inert("x = 1  # noqa: NRN1\n", codes)
+    assert not inert("x = 1  # noqa: N\n", codes)
+    assert not inert("x = 1  # noqa: XYZ2\n", codes)  # a plugin rule's code
+    assert not inert("x = 1  # noqa: F401 # noqa\n", codes)
+    assert not inert('s = "#"  # noqa\n', codes)
+    assert not inert("# porter: ignore[F401]\nx = 1\n", codes)
+
+
+INERT_CASES = [
+    "import torch  # noqa: F401\nx = torch.zeros(1).cuda()  # noqa: E501\ntorch.cuda.synchronize()\n",
+    'import torch\nmsg = "# noqa"\nx = y.cuda()  # noqa: F821\nprint(torch.cuda.is_available())\n',
+    "import torch\nx = y.cuda()  # noqa: NRN102\nz = w.cuda()  # noqa: F401\ntorch.cuda.empty_cache()\n",
+    "import torch  # noqa\nx = y.cuda()\n",
+    'import torch\ndevice = "cuda"  # noqa: E501\ntorch.cuda.set_device(0)  # noqa: F401\nm = torch.nn.DataParallel(m)\n',
+]
+
+
+# Only NRN102 ported: the verifier finds the torch.cuda call left (NRN103), which a directive may cover.
+FINDING_CASES = [
+    "import torch\nx = y.cuda()  # noqa: F401\ntorch.cuda.synchronize()  # noqa: E501\n",
+    "import torch\nx = y.cuda()  # noqa: F401\ntorch.cuda.synchronize()  # noqa: NRN103\n",
+    'import torch\nx = y.cuda()\nmsg = "# noqa"\ntorch.cuda.synchronize()\n',
+    'import torch\nx = y.cuda()\nmsg = "# noqa"\ntorch.cuda.synchronize()  # noqa: F401\n',
+]
+
+
+@pytest.mark.parametrize(("source", "options"), [(case, Options(repo_in_port=True)) for case in INERT_CASES]
+                         + [(case, Options(repo_in_port=True, select=("NRN102",))) for case in FINDING_CASES])
+def test_inert_directives_port_as_a_full_scan_does(source: str, options: Options, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With directives that cover nothing porter reports, the port skips lexing the file; the
+    result (text, changes, verifier findings) is the one the full scan gives."""
+    import porter.engine.core as core
+
+    quick = port_source(source.encode(), "t.py", options)
+    monkeypatch.setattr(core, "inert", lambda text, emitted: False)
+    monkeypatch.setattr("porter.engine.suppress.inert", lambda text, emitted: False)
+    full = port_source(source.encode(), "t.py", options)
+    assert quick == full
+    assert isinstance(quick, Success) and quick.changes
+
+
+def test_a_directive_naming_a_verifier_code_no_rule_of_the_port_emits_still_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verifier's findings carry NRN codes of rules that may not run on the file (here only
+    NRN102 runs, and the torch.cuda call it leaves is found as NRN103): a directive naming one is
+    not inert."""
+    import porter.engine.core as core
+    from porter.rules.cuda_method import CudaMethod
+
+    source = b"import torch\nx = y.cuda()\ntorch.cuda.synchronize()  # noqa: NRN103\n"
+    quick = port_source(source, "t.py", Options(repo_in_port=True), rules=[CudaMethod])
+    monkeypatch.setattr(core, "inert", lambda text, emitted: False)
+    monkeypatch.setattr("porter.engine.suppress.inert", lambda text, emitted: False)
+    assert quick == port_source(source, "t.py", Options(repo_in_port=True), rules=[CudaMethod])
+    assert isinstance(quick, Success) and not quick.findings

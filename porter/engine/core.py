@@ -32,7 +32,7 @@ from porter.engine.patterns import searcher
 from porter.engine.registry import all_rules
 from porter.engine.results import Failure, FileResult, Finding, Success, Unchanged
 from porter.engine.rule import Edit, FileContext, FileMetadata, Rule
-from porter.engine.suppress import Suppressions, drop_suppressed, skip_file
+from porter.engine.suppress import Suppressions, drop_suppressed, has_candidates, inert, skip_file
 from porter.engine.textio import SourceError, check_bytes, decode_source, port_from_disk
 from porter.engine.verify import had_fallback, verify_port, verify_tree
 from porter.rules._lib.backends import backend_scopes, keep_whole
@@ -197,7 +197,8 @@ def _port_module(
         rule.metadata = metadata
     collector = ImportCollector()
     dispatch(tree, [*rules, collector])
-    suppressions = Suppressions.of(text)
+    emitted = [code for rule in rule_classes for code in rule.all_codes()]
+    suppressions = Suppressions.of(text, emitted)
     unsuppressed = _Unsuppressed(context, suppressions, options.suppress)
     context.edits = unsuppressed.edits(context.edits)
     context.changes = [(change, only) for change, only in context.changes if unsuppressed.keeps(change.code, change.line)]
@@ -265,10 +266,22 @@ def _port_module(
     # The output's lines for the verifier's positions: CPython's tree of the spliced text.
     lines = (new_text, new_tree) if new_text is not None and new_tree is not None else (None, None)
     findings = verify_port(new_module, path, had_fallback(tree, names), *lines, original=tree)  # type: ignore[arg-type]
-    if findings and suppressions is not None:  # findings are at lines of the output: its comments
-        suppressions = Suppressions.of(new_text if new_text is not None else new_module.code)
+    if findings:  # findings are at lines of the output: its comments
+        suppressions = _output_suppressions(text, new_text if new_text is not None else new_module.code, suppressions, emitted)
     findings = _unsuppressed_findings(findings, suppressions, options.suppress)
     return Success(path, old=data, new=new, encoding=module.encoding, changes=tuple(changes), findings=findings)
+
+
+def _output_suppressions(text: str, output: str, suppressions: Suppressions | None, emitted: list[str]) -> Suppressions | None:
+    """The directives the findings answer to: the output's, when the original has directives
+    (decided as by a full scan of the original; ``suppressions`` is None also for directives that
+    cover nothing porter reports, and then the original is scanned whole only when the output has
+    a directive that could cover a finding)."""
+    if suppressions is not None:
+        return Suppressions.of(output, emitted)
+    if not has_candidates(text) or inert(output, emitted):
+        return None
+    return Suppressions.of(output) if Suppressions.of(text) is not None else None
 
 
 class _Unsuppressed:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 SKIP_FILE_LINES = 20
@@ -98,9 +98,14 @@ class Suppressions:
     first_of: dict[int, int] = field(default_factory=dict)  # physical line -> its statement's first
 
     @classmethod
-    def of(cls, text: str) -> Suppressions | None:
-        """The directives in ``text``, or None when it has none (the common, cheap case)."""
+    def of(cls, text: str, emitted: Collection[str] | None = None) -> Suppressions | None:
+        """The directives in ``text``, or None when it has none (the common, cheap case).
+        ``emitted``: the codes of the rules porting the file; None is then also the answer when no
+        directive there can name one of them nor one of porter's own NRN codes (``inert``: a
+        file's ``# noqa: F401`` lines are not lexed for nothing)."""
         if not _CANDIDATE.search(text):
+            return None
+        if emitted is not None and inert(text, emitted):
             return None
         found = cls()
         comments, statements = _lex(text)
@@ -129,6 +134,33 @@ class Suppressions:
     def statement(self, line: int) -> int:
         """The first line of the statement ``line`` belongs to (to drop a suppressed change whole)."""
         return self.first_of.get(line, line)
+
+
+def has_candidates(text: str) -> bool:
+    """Whether ``text`` holds anything that may be a directive (in a comment or not)."""
+    return _CANDIDATE.search(text) is not None
+
+
+def inert(text: str, emitted: Collection[str]) -> bool:
+    """Whether no directive of ``text`` can cover a change porter makes: every ``# noqa`` on a
+    line that may hold a directive (comment or string alike: the answer errs towards False) names
+    codes, and none of them is a prefix of one of ``emitted`` or of an NRN code (the engine's and
+    the verifier's), and there is no ``# porter: ignore``. With such directives only, covers()
+    is False for every code porter reports, so they change nothing the port does."""
+    for candidate in _CANDIDATE.finditer(text):
+        start = text.rfind("\n", 0, candidate.start()) + 1
+        end = text.find("\n", candidate.end())
+        line = text[start : len(text) if end == -1 else end]
+        if _IGNORE.search(line):
+            return False
+        for noqa in _NOQA.finditer(line):
+            codes = _codes(noqa.group("codes"))
+            if not codes:
+                return False  # a bare noqa covers every code
+            for prefix in codes:
+                if prefix.startswith("NRN") or "NRN".startswith(prefix) or any(code.startswith(prefix) for code in emitted):
+                    return False
+    return True
 
 
 def _span_after(statements: list[_Statement], line: int) -> tuple[int, int] | None:
