@@ -242,3 +242,26 @@ def test_two_processes_writing_one_tree_do_not_interleave(tmp_path: Path) -> Non
         if ": error:" in line:
             assert "changed after it was read" in line, line
     assert not list(tree.glob(".*porter-tmp"))
+
+
+def test_the_depth_check_counts_the_levels_ast_iter_child_nodes_gives() -> None:
+    """The depth check refuses exactly the trees deeper than MAX_DEPTH levels of
+    ``ast.iter_child_nodes`` (chains on both sides of the bound, nested lists, nested blocks)."""
+    import ast
+
+    from porter.engine.core import MAX_DEPTH, _too_deep
+
+    def levels(tree: ast.AST) -> int:
+        level, depth = [tree], 0
+        while level:
+            level = [child for node in level for child in ast.iter_child_nodes(node)]
+            depth += 1
+        return depth
+
+    sources = [f"x{'.cuda()' * n}\n" for n in (245, 246, 247, 248, 249, 250)] + [f"a = {'[' * n}{']' * n}\n" for n in (150, 190)]
+    sources.append("def f():\n" + "".join("    " * (i + 1) + "if x:\n" for i in range(95)) + "    " * 96 + "pass\n")
+    for source in sources:
+        reason, tree = _too_deep(source)
+        assert tree is not None
+        assert (reason is not None) == (levels(tree) > MAX_DEPTH), source[:40]
+    assert any(_too_deep(source)[0] for source in sources) and not all(_too_deep(source)[0] for source in sources)

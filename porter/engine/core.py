@@ -107,14 +107,24 @@ def _too_deep(text: str) -> tuple[str | None, ast.Module | None]:
         return "code nested too deeply to port (Python's own parser gives up on it); left as it was", None
     except (SyntaxError, ValueError):
         return None, None
-    # Level by level (no per-node stack entries): the depth only.
+    # Level by level (no per-node stack entries): the depth only. Each level's nodes are what
+    # ast.iter_child_nodes yields, read from the fields without its generator per node.
     level: list[ast.AST] = [tree]
     depth = 1
-    children = ast.iter_child_nodes
+    node_type = ast.AST
     while level:
         if depth > MAX_DEPTH:
             return _deep_line(tree), tree
-        level = [child for node in level for child in children(node)]
+        below: list[ast.AST] = []
+        append, extend = below.append, below.extend
+        for node in level:
+            for name in node._fields:
+                value = getattr(node, name, None)
+                if isinstance(value, node_type):
+                    append(value)
+                elif isinstance(value, list):
+                    extend([item for item in value if isinstance(item, node_type)])
+        level = below
         depth += 1
     return None, tree
 
