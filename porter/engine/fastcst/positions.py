@@ -28,8 +28,9 @@ import re
 from collections.abc import Mapping, Sequence
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
-from libcst.metadata.position_provider import NEWLINE_RE, PositionProvidingCodegenState
+from libcst.metadata.position_provider import NEWLINE_RE
 
 from porter.engine.fastcst.splice import first_lines
 
@@ -42,6 +43,73 @@ _AstBody = tuple[dict[cst.CSTNode, int], list[int], list[ast.stmt]]
 
 def _lines(code: str) -> int:
     return len(NEWLINE_RE.findall(code))
+
+
+_Position = tuple[int, int]  # (line, column)
+_Range = tuple[_Position, _Position]  # (start, end)
+
+
+class _RangeState(CodegenState):
+    """libcst's ``PositionProvidingCodegenState`` (1.9) with ranges as tuples in ``ranges``: the
+    same starts and ends (syntactic, hoisted from ``start_node``/``end_node`` where a node says so,
+    else the whitespace-inclusive ones), without a regular-expression split of every token, a
+    generator per syntactic range or position objects per node. ``tests/test_walk.py`` compares
+    the positions with PositionProvider's."""
+
+    def __init__(self, default_indent: str, default_newline: str) -> None:
+        super().__init__(default_indent=default_indent, default_newline=default_newline)
+        self.line, self.column = 1, 0
+        self.ranges: dict[cst.CSTNode, _Range] = {}
+        self._starts: list[_Position] = []
+
+    def add_indent_tokens(self) -> None:
+        self.tokens.extend(self.indent_tokens)
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self.tokens.append(value)
+        self._advance(value)
+
+    def _advance(self, value: str) -> None:
+        if "\n" not in value and "\r" not in value:
+            self.column += len(value)
+            return
+        segments = NEWLINE_RE.split(value)
+        self.line += len(segments) - 1
+        self.column = len(segments[-1])
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._starts.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self._starts.pop()
+        if node not in self.ranges:  # a syntactic range already recorded wins
+            self.ranges[node] = (start, (self.line, self.column))
+
+    def record_syntactic_position(  # type: ignore[override]
+        self, node: cst.CSTNode, *, start_node: cst.CSTNode | None = None, end_node: cst.CSTNode | None = None
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """The context manager of ``_RangeState.record_syntactic_position``."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(self, state: _RangeState, node: cst.CSTNode, start_node: cst.CSTNode | None, end_node: cst.CSTNode | None) -> None:
+        self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
+        self.start: _Position = (0, 0)
+
+    def __enter__(self) -> None:
+        self.start = (self.state.line, self.state.column)
+
+    def __exit__(self, *exc: object) -> None:
+        state = self.state
+        start = state.ranges[self.start_node][0] if self.start_node is not None else self.start
+        end = state.ranges[self.end_node][1] if self.end_node is not None else (state.line, state.column)
+        state.ranges[self.node] = (start, end)
 
 
 class StatementPositions:
@@ -62,7 +130,7 @@ class StatementPositions:
         self._starts: list[int] = [1 + _lines(header)]  # 1-based first line of statement i
         # A class or def body: (its statements' numbers, their first lines relative to the def's start).
         self._bodies: dict[int, tuple[dict[cst.CSTNode, int], list[int]]] = {}
-        self._inside: dict[int, tuple[str, Mapping[cst.CSTNode, CodeRange]]] = {}
+        self._inside: dict[int, tuple[str, Mapping[cst.CSTNode, _Range]]] = {}
         self._whole_module: Mapping[cst.CSTNode, CodeRange] | None = None
 
     def __call__(self, node: cst.CSTNode) -> tuple[int, int]:
@@ -98,8 +166,8 @@ class StatementPositions:
             line += offset
             blocks.append(statement.body)
             statement, depth = child, depth - 2
-        start = self._inside_of(statement, blocks)[node].start
-        return line + start.line - 1 - len(blocks), start.column
+        start_line, start_column = self._inside_of(statement, blocks)[node][0]
+        return line + start_line - 1 - len(blocks), start_column
 
     def _alone(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> cst.Module:
         """A module holding ``statement`` alone, in one ``if _:`` per enclosing body."""
@@ -108,21 +176,18 @@ class StatementPositions:
             wrapped = cst.If(test=cst.Name("_"), body=cst.IndentedBlock(body=[wrapped], indent=block.indent))
         return self._module.with_changes(header=(), body=(wrapped,), footer=())
 
-    def _inside_of(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> Mapping[cst.CSTNode, CodeRange]:
+    def _inside_of(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> Mapping[cst.CSTNode, _Range]:
         return self._generated(statement, blocks)[1]
 
-    def _generated(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> tuple[str, Mapping[cst.CSTNode, CodeRange]]:
+    def _generated(self, statement: cst.CSTNode, blocks: Sequence[cst.IndentedBlock]) -> tuple[str, Mapping[cst.CSTNode, _Range]]:
         """The code of ``statement`` alone (see ``_alone``) and ``PositionProvider``'s ranges in it,
-        from one code generation (what ``MetadataWrapper.resolve(PositionProvider)`` runs)."""
+        from one code generation (``_RangeState``: what ``MetadataWrapper.resolve(PositionProvider)`` runs)."""
         found = self._inside.get(id(statement))
         if found is None:
             alone = self._alone(statement, blocks)
-            provider = PositionProvider()
-            provider._computed = {}
-            state = PositionProvidingCodegenState(default_indent=alone.default_indent, default_newline=alone.default_newline, provider=provider)
+            state = _RangeState(default_indent=alone.default_indent, default_newline=alone.default_newline)
             alone._codegen(state)
-            ranges: Mapping[cst.CSTNode, CodeRange] = provider._computed  # type: ignore[assignment]
-            found = self._inside[id(statement)] = ("".join(state.tokens), ranges)
+            found = self._inside[id(statement)] = ("".join(state.tokens), state.ranges)
         return found
 
     # ----------------------------------------------------------------- lines from CPython's tree
@@ -158,8 +223,8 @@ class StatementPositions:
             checked = self._checked[id(statement)] = line if self._is_at(statement, blocks, line) else None
         if checked is None:
             return None
-        start = self._inside_of(statement, blocks)[node].start
-        return line + start.line - 1 - len(blocks), start.column
+        start_line, start_column = self._inside_of(statement, blocks)[node][0]
+        return line + start_line - 1 - len(blocks), start_column
 
     def _ast_body(self, owner: cst.CSTNode, statements: Sequence[cst.BaseStatement], body: Sequence[ast.stmt]) -> _AstBody | None:
         if id(owner) in self._ast_bodies:
