@@ -102,3 +102,75 @@ def test_a_file_without_a_final_newline_is_left_to_libcst() -> None:
     text = "class A:\n    def f(self):\n        return x.cuda()"
     module, new = _port(text, "rename")
     assert spliced(module, new, text, ast.parse(text)) is None
+
+
+def test_a_comment_added_above_a_statement_regenerates_the_lines_above_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A review marker (a comment line added above a statement, nothing else changed) is put in
+    without generating the statement's code; the text is libcst's code all the same."""
+    generated: list[str] = []
+    code = splice._Body.code
+
+    def recorded(self: splice._Body, statements: list[cst.CSTNode], indents: list[str]) -> str:
+        generated.append(code(self, statements, indents))
+        return generated[-1]
+
+    monkeypatch.setattr(splice._Body, "code", recorded)
+    module = cst.parse_module(NESTED)
+    index = TreeIndex(module)
+    marked = [n for n in index.preorder if isinstance(n, cst.SimpleStatementLine) and "cuda" in module.code_for_node(n)]
+    comment = [cst.EmptyLine(comment=cst.Comment("# porter: NRN000 a marker"))]
+    edits = [Edit(target=n, code="T", order=(0, "T"), transform=lambda n: n.with_changes(leading_lines=[*n.leading_lines, *comment]))  # type: ignore[attr-defined]
+             for n in marked]
+    new = module.visit(_EditApplier(edits, index.parents))
+    assert spliced(module, new, NESTED, ast.parse(NESTED)) == new.code
+    assert new.code.count("# porter: NRN000") == len(marked) > 3
+    assert not any("cuda" in text for text in generated)
+
+
+BLOCKS = '''\
+import torch
+
+def f(x):
+    if x:
+        a = x.cuda()
+    elif x is None:
+        b = x.cuda()
+    else:
+        c = x.cuda()
+    for i in x:
+        d = i.cuda()
+    else:
+        e = 1
+    while x:
+        g = x.cuda()
+    with ctx() as y:
+        h = y.cuda()
+    try:
+        k = x.cuda()
+    except ValueError:
+        m = x.cuda()
+    except TypeError:
+        n = 1
+    else:
+        o = x.cuda()
+    finally:
+        p = x.cuda()
+'''
+
+
+@pytest.mark.parametrize("edit", ["rename", "remove", "insert"])
+def test_compound_statements_are_entered(edit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Edits in if/else, for, while, with and try clauses regenerate the statements edited there
+    (an elif's are regenerated with their if), and the text is libcst's code."""
+    generated: list[str] = []
+    code = splice._Body.code
+
+    def recorded(self: splice._Body, statements: list[cst.CSTNode], indents: list[str]) -> str:
+        generated.append(code(self, statements, indents))
+        return generated[-1]
+
+    monkeypatch.setattr(splice._Body, "code", recorded)
+    module, new = _port(BLOCKS, edit)
+    assert spliced(module, new, BLOCKS, ast.parse(BLOCKS)) == new.code
+    assert not any(text.lstrip().startswith(("def ", "for ", "while ", "with ", "try:")) for text in generated)
+    assert any(text.lstrip().startswith("if ") for text in generated)  # the if holding an elif

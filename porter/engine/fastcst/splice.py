@@ -5,9 +5,11 @@ module's body is the original's with some runs of statements replaced. Generatin
 module's code costs a fifth of a parse, and checking that libcst reproduces the original costs
 as much again; here only the replaced runs are generated, and everything else is the original
 text itself — every byte the port does not own is kept as it was, not as libcst prints it. A
-replaced class or def whose own header, decorators and block the port kept is entered, and so on
-down: an edit in one method regenerates that method's code (indented as in its blocks), not its
-class's (a giant class cost two code generations of itself per edited file).
+replaced compound statement (class, def, if/else, for, while, with, try clauses; not an elif)
+whose own header and blocks' framing the port kept is entered, and so on down: an edit in one
+method regenerates that method's code (indented as in its blocks), not its class's (a giant class
+cost two code generations of itself per edited file). A statement whose comment and blank lines
+above it alone changed (a review marker added) has only those lines generated.
 
 Where each statement of a body starts comes from CPython's ``ast`` of the original (already
 parsed by the engine's depth check): the first line of the statement (of its first decorator),
@@ -15,8 +17,8 @@ minus the comment and blank lines libcst attaches above it. Each replaced run is
 original text there must be exactly libcst's code for the run's original statements. Anything
 this cannot place or check (a changed module header or footer, an emptied module, statements added with none
 replaced, the last statement of a file without a final newline, a statement count that does not
-match the ``ast``) answers None: the caller generates the whole module instead. Inside a class or
-def, a body it cannot place or check is replaced whole, as a top-level statement.
+match the ``ast``) answers None: the caller generates the whole module instead. Inside a compound
+statement, a block it cannot place or check has the statement replaced whole, as at the top level.
 """
 
 from __future__ import annotations
@@ -28,8 +30,6 @@ from collections.abc import Sequence
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-_DEFS = (cst.ClassDef, cst.FunctionDef)
-_AST_DEFS = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 
@@ -136,7 +136,9 @@ class _Body:
         text = self.text
         for first, end, statements in runs:
             if end == first + 1 and len(statements) == 1:
-                inner = self._inside(old_body[first], statements[0], _python_of(old_body, python, first), indents)
+                inner = self._lines_above(old_body[first], statements[0], lines[first], indents)
+                if inner is None:
+                    inner = self._inside(old_body[first], statements[0], _python_of(old_body, python, first), indents)
                 if inner is not None:
                     found += inner
                     continue
@@ -148,24 +150,102 @@ class _Body:
             found.append((start, stop, self.code(statements, indents)))
         return found
 
+    def _lines_above(self, old: cst.BaseStatement, new: cst.BaseStatement, line: int, indents: list[str]) -> list[tuple[int, int, str]] | None:
+        """The span of the comment and blank lines above a statement whose lines alone the port
+        changed (a review marker added: the statement's own code is not generated), or None. The
+        old lines' code must be the text from ``line`` and end where the statement's own code
+        starts."""
+        if type(old) is not type(new) or not _only_differs(old, new, "leading_lines"):
+            return None
+        before, after = old.leading_lines, new.leading_lines  # type: ignore[attr-defined]
+        start = self.line_starts[line - 1]
+        code = self.code(before, indents)
+        stop = start + len(code)
+        own = line - 1 + len(before)  # the statement's own first line, 0-based
+        if own >= len(self.line_starts) or self.line_starts[own] != stop or self.text[start:stop] != code:
+            return None
+        return [(start, stop, self.code(after, indents))]
+
     def _inside(
         self, old: cst.BaseStatement, new: cst.BaseStatement, node: ast.stmt, indents: list[str]
     ) -> list[tuple[int, int, str]] | None:
-        """The replaced spans inside a class or def whose body alone the port changed (None: it is
-        replaced whole)."""
-        if type(old) is not type(new) or not isinstance(old, _DEFS) or not _only_body_differs(old, new):
+        """The replaced spans inside a compound statement whose blocks alone the port changed
+        (None: it is replaced whole)."""
+        kind = type(old)
+        fields = _BLOCK_FIELDS.get(kind)
+        if fields is None or type(new) is not kind or not isinstance(node, _AST_KINDS[kind]):
             return None
-        old_block, new_block = old.body, new.body  # type: ignore[attr-defined]
-        if not isinstance(old_block, cst.IndentedBlock) or not isinstance(new_block, cst.IndentedBlock):
+        if any(name not in fields and not _same_value(getattr(old, name), getattr(new, name)) for name in old.__dataclass_fields__):  # type: ignore[attr-defined]
             return None
-        if not new_block.body or old_block.indent != new_block.indent or old_block.header is not new_block.header:
+        found: list[tuple[int, int, str]] = []
+        for name in fields:
+            before, after = getattr(old, name), getattr(new, name)
+            if _same_value(before, after):
+                continue
+            blocks = _changed_blocks(name, before, after, node)
+            if blocks is None:
+                return None
+            for old_block, new_block, python in blocks:
+                inner = self._block(old_block, new_block, python, indents)
+                if inner is None:
+                    return None
+                found += inner
+        return found
+
+    def _block(self, old: cst.CSTNode, new: cst.CSTNode, python: list[ast.stmt], indents: list[str]) -> list[tuple[int, int, str]] | None:
+        """The replaced spans in an indented block whose statements alone the port changed."""
+        if type(old) is not cst.IndentedBlock or type(new) is not cst.IndentedBlock:
+            return None
+        if not new.body or old.indent != new.indent or old.header is not new.header or not _same(old.footer, new.footer):  # type: ignore[attr-defined]
             return None  # an emptied body prints as ``pass``
-        if not _same(old_block.footer, new_block.footer) or isinstance(old, cst.ClassDef) != isinstance(node, ast.ClassDef):
+        indent = self.original.default_indent if old.indent is None else old.indent  # type: ignore[attr-defined]
+        return self.replacements(old.body, new.body, python, [*indents, indent])  # type: ignore[attr-defined]
+
+
+# The fields of a compound statement that hold its indented blocks (in source order), and CPython's
+# statement types for it.
+_BLOCK_FIELDS: dict[type, tuple[str, ...]] = {
+    cst.FunctionDef: ("body",), cst.ClassDef: ("body",), cst.If: ("body", "orelse"), cst.For: ("body", "orelse"),
+    cst.While: ("body", "orelse"), cst.With: ("body",), cst.Try: ("body", "handlers", "orelse", "finalbody"),
+}
+_AST_KINDS: dict[type, tuple[type, ...]] = {
+    cst.FunctionDef: (ast.FunctionDef, ast.AsyncFunctionDef), cst.ClassDef: (ast.ClassDef,), cst.If: (ast.If,),
+    cst.For: (ast.For, ast.AsyncFor), cst.While: (ast.While,), cst.With: (ast.With, ast.AsyncWith), cst.Try: (ast.Try,),
+}
+
+
+def _changed_blocks(name: str, before: object, after: object, node: ast.stmt) -> list[tuple[cst.CSTNode, cst.CSTNode, list[ast.stmt]]] | None:
+    """The (old block, new block, CPython's statements of it) of a compound statement's changed
+    block field; None when more than blocks changed there (an ``elif`` is not entered: its header
+    prints as ``if`` alone)."""
+    if name == "body":
+        return [(before, after, node.body)]  # type: ignore[list-item, attr-defined]
+    if name == "handlers":
+        python = node.handlers  # type: ignore[attr-defined]
+        if not isinstance(before, (list, tuple)) or not isinstance(after, (list, tuple)) or not len(before) == len(after) == len(python):
             return None
-        if not isinstance(node, _AST_DEFS):
-            return None
-        indent = self.original.default_indent if old_block.indent is None else old_block.indent
-        return self.replacements(old_block.body, new_block.body, node.body, [*indents, indent])
+        found: list[tuple[cst.CSTNode, cst.CSTNode, list[ast.stmt]]] = []
+        for old, new, handler in zip(before, after, python):
+            if old is new:
+                continue
+            if type(old) is not cst.ExceptHandler or type(new) is not cst.ExceptHandler or not _only_differs(old, new, "body"):
+                return None
+            found.append((old.body, new.body, handler.body))
+        return found
+    clause = cst.Else if name == "orelse" else cst.Finally
+    if type(before) is not clause or type(after) is not clause or not _only_differs(before, after, "body"):  # type: ignore[arg-type]
+        return None
+    return [(before.body, after.body, node.orelse if name == "orelse" else node.finalbody)]  # type: ignore[attr-defined]
+
+
+def _same_value(before: object, after: object) -> bool:
+    """Whether two values of a node field are the same: one object, a sequence of the same
+    objects, or equal text."""
+    if before is after:
+        return True
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
+        return _same(before, after)
+    return isinstance(before, str) and before == after
 
 
 def _python_of(statements: Sequence[cst.BaseStatement], python: Sequence[ast.stmt], number: int) -> ast.stmt:
@@ -175,17 +255,6 @@ def _python_of(statements: Sequence[cst.BaseStatement], python: Sequence[ast.stm
     return python[at]
 
 
-def _only_body_differs(old: cst.CSTNode, new: cst.CSTNode) -> bool:
-    """Whether ``new`` is ``old`` with another ``body``: every other field the same objects."""
-    for name in old.__dataclass_fields__:  # type: ignore[attr-defined]
-        if name == "body":
-            continue
-        before, after = getattr(old, name), getattr(new, name)
-        if before is after:
-            continue
-        if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and _same(before, after):
-            continue
-        if isinstance(before, str) and before == after:
-            continue
-        return False
-    return True
+def _only_differs(old: cst.CSTNode, new: cst.CSTNode, field: str) -> bool:
+    """Whether ``new`` is ``old`` with another ``field``: every other field the same objects."""
+    return all(name == field or _same_value(getattr(old, name), getattr(new, name)) for name in old.__dataclass_fields__)  # type: ignore[attr-defined]
