@@ -204,6 +204,17 @@ SHADOWING = {
                                    "    return amp.autocast()\n", True),
     "def_fallback": ("try:\n    from torch import compile\nexcept ImportError:\n    def compile(f):\n        return f\n"
                      "compile(g)\n", False),
+    # Read in a comprehension's or lambda's own scope: every binding of the nearest scope binding it, in any order.
+    "comprehension_reads_function_local": ("import socket\ndef f(n):\n    socket = make()\n"
+                                           "    return [g(socket, i, socket.x) for i in range(n) if socket]\n", False),
+    "comprehension_reads_function_mixed": ("def f(fast, xs):\n    if fast:\n        from torch.cuda import amp\n    else:\n"
+                                           "        amp = None\n    return [amp.autocast() for _ in xs], {k: amp for k in xs}\n", False),
+    "lambda_reads_before_function_import": ("import amp\ndef f():\n    g = lambda: amp.autocast()\n"
+                                            "    from torch.cuda import amp\n    amp = amp or 1\n    return g\n", False),
+    "nested_comprehension_reads_class_method_local": ("from torch import cuda\nclass C:\n    def m(self, xs):\n"
+                                                      "        cuda = self.x\n        return [[cuda.y for _ in x] for x in xs]\n", False),
+    "comprehension_first_iterable_in_function": ("import os\ndef f():\n    r = [x for x in os.listdir()]\n    os = 1\n", True),
+    "lambda_default_in_function": ("def f():\n    from a import b\n    h = lambda x=b.c: x\n    b = 2\n    return h\n", True),
 }
 
 

@@ -359,14 +359,24 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         full_name = get_full_name_for_node(node)
         if not full_name:
             return set()
-        # Up to the statement line: no names inside imports; note a lambda/comprehension crossed.
-        crossed = False
+        # Up to the statement line: no names inside imports; note a lambda/comprehension crossed,
+        # and whether the node is in the own scope of each one crossed (libcst's: not a
+        # comprehension's first iterable, not a lambda's parameters).
+        crossed, inside = False, True
+        child: cst.CSTNode | None = None
+        below: cst.CSTNode | None = None  # the child's child on the way up
         current: cst.CSTNode | None = node
         while current is not None and not _IS_LINE[type(current)]:
             if _IS_IMPORT[type(current)]:
                 return set()  # libcst gives the names inside an import statement no scope
             if current is not node and _IS_SCOPE[type(current)]:
                 crossed = True
+                if type(current) is cst.Lambda:
+                    inside = inside and child is current.body
+                else:
+                    for_in: cst.CompFor | None = getattr(current, "for_in", None)
+                    inside = inside and for_in is not None and not (child is for_in and below is for_in.iter)
+            below, child = child, current
             current = parents.get(current)
         base = full_name.split(".")[0]
         if isinstance(node, cst.Name) and self._binds(node, parents) and (
@@ -404,9 +414,12 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             return self._from_libcst(node)
         if base in self._bound_inside:
             # A comprehension's first iterable runs in the enclosing (class) scope: ask libcst.
-            shadowed = None if crossed else self._locally_bound(base, chain)
+            # Inside a lambda's or comprehension's own scope (which binds no name of the file:
+            # base is not hard) an access sees every binding of the nearest scope binding it, in
+            # any order: it is not an access of that scope.
+            shadowed = None if crossed and not inside else self._locally_bound(base, chain)
             if shadowed is None:
-                mixed = None if crossed else self._mixed(node, full_name, base, chain)
+                mixed = None if crossed and not inside else self._mixed(node, full_name, base, chain, ordered=not crossed)
                 return self._from_libcst(node) if mixed is None else mixed
             if shadowed:
                 return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
@@ -446,7 +459,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             return {QualifiedName(f"builtins.{base}", QualifiedNameSource.BUILTIN)}
         return set()
 
-    def _mixed(self, node: cst.CSTNode, full_name: str, base: str, chain: list[cst.CSTNode]) -> Names | None:
+    def _mixed(self, node: cst.CSTNode, full_name: str, base: str, chain: list[cst.CSTNode], ordered: bool = True) -> Names | None:
         """The names of ``node`` when a function or class body of ``chain`` both imports ``base``
         and assigns it (``try: from a import f`` / ``except ImportError: f = None`` in a function;
         ``from a import f`` then ``f = partial(f, ...)``), as libcst's scope rules give them; None
@@ -454,8 +467,9 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
 
         libcst: a Name read in the body that binds it sees the bindings of statements finished
         before it (an assignment's own value does not see it), and when none is, the enclosing
-        scopes'; any other node (a call, an attribute) sees all of them. Imports give their IMPORT
-        names, assignments the LOCAL one."""
+        scopes'; any other node (a call, an attribute), and a Name read in a lambda or comprehension
+        of the body (``ordered`` False: another scope's access), sees all of them. Imports give
+        their IMPORT names, assignments the LOCAL one."""
         assert self._imports is not None
         parents = self._index.parents
         access = type(node) is cst.Name
@@ -481,7 +495,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                 return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}
             statements: list[cst.CSTNode] = list(self._imports.get(scope, {}).get(base, ()))
             holders = self._local_holders.get(scope, {}).get(base, []) if local else []
-            if access and at == 0:
+            if access and ordered and at == 0:
                 if holders is None:
                     return None  # a parameter, a loop target ...: when it counts as bound is libcst's to say
                 done = {id(h): self._finished_before(h, node) for h in [*statements, *holders]}
