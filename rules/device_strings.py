@@ -207,9 +207,13 @@ class DeviceStrings(Rule):
         file (any depth, not a method), a module-level class's ``__init__``, ``self.method``
         in its own class, and ``buffer.method`` where every assignment of ``buffer`` in the
         function builds one class of this file (``buffer = ReplayBuffer(...)``:
-        ``rules/_lib/device.py: LocalCallees``); a callee imported from
-        elsewhere (torchrl's ``Collector(storing_device=...)``, a project's ``make_agent(...)``)
-        is not read, so its CUDA argument keeps the review marker.
+        ``rules/_lib/device.py: LocalCallees``), and a function or class defined once at the top
+        level of a project module the file imports (``from utils import make_agent``, ``import
+        utils``, ``from .env import Worker``: a file of the project, listed by the runner with its
+        digest, ``porter/run/local_imports.py``; ``ImportedCallees``); a callee from an installed
+        library (torchrl's ``Collector(storing_device=...)``), a method of an imported class, or a
+        module the run cannot read (``porter.api.port_source`` on text alone) is not read, so its
+        CUDA argument keeps the review marker.
         ``map_location`` lambdas are recognised only in the form ``lambda s, l: s.cuda(...)``
         (the first parameter's ``.cuda``); other callables are left alone. Accelerator style:
         ``current_accelerator()`` is None on a machine with no accelerator, so an unguarded

@@ -45,6 +45,10 @@ class Options:
     suppress: tuple[str, ...] = ()  # codes/prefixes never applied to this file ([tool.porter] per-file-ignores)
     repo_in_port: bool = False  # set by a batch run: the file's repository has a CUDA-ism
     extra: tuple[tuple[str, str], ...] = field(default=())
+    # The project's own modules the file imports, as (module as the file spells it, path, SHA-256
+    # of its bytes): set by the runner (porter/run/local_imports.py), read through
+    # porter.engine.imported. In the cache key, so a changed module re-ports the files importing it.
+    imports: tuple[tuple[str, str, str], ...] = field(default=())
 
     def selects(self, code: str) -> bool:
         """Whether a change with ``code`` is wanted under select/ignore (longest prefix wins);

@@ -38,6 +38,7 @@ from porter.reports.markers import counted
 from porter.rules._lib.backend_names import cuda_named
 from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
+from porter.run.local_imports import with_local_imports
 
 if TYPE_CHECKING:
     import multiprocessing.context
@@ -99,19 +100,26 @@ def port_target(task: Task) -> tuple[int, FileResult, Keyed | None]:
     looked_up = task.digest is not None and digest == task.digest  # same bytes the look-up checked
     if not looked_up and not task.explicit and is_generated(data):
         return task.index, Unchanged(task.path, skipped="generated"), None
+    options = _with_imports(task, data)  # listed again: a module may have changed since the look-up
     keyed: Keyed | None = None
     if task.with_key and digest is not None:
-        key = task.key if looked_up and task.key else file_key(digest, task.options.cache_key(), key_kind(task))
+        same = looked_up and task.key and options == task.options
+        key = task.key if same and task.key else file_key(digest, options.cache_key(), key_kind(task))
         keyed = (key, digest)
-    limit = task.options.time_limit
+    limit = options.time_limit
     _load(task.kind)  # imports run outside the limit: one interrupted half-way breaks the process
     try:
         with _time_limit(limit):
-            result = port_bytes(data, task.path, task.kind, task.options)
+            result = port_bytes(data, task.path, task.kind, options)
     except TimeLimit:
         reason = f"took longer than {limit:g} s to port (--time-limit); left as it was"
         return task.index, Failure(task.path, reason, kind="timeout"), None  # never cached
     return task.index, counted(result, data), keyed  # markers counted here: in parallel, bytes at hand
+
+
+def _with_imports(task: Task, data: bytes) -> Options:
+    """The task's options with the project modules a Python file imports (``Options.imports``)."""
+    return with_local_imports(task.options, task.path, data) if task.kind == "py" else task.options
 
 
 def _load(kind: str) -> None:
@@ -266,8 +274,9 @@ def _look_up(tasks: list[Task], cache: Cache, ready: dict[int, tuple[FileResult,
             stats.generated += 1
             continue
         digest = content_digest(data)
-        key = file_key(digest, task.options.cache_key(), key_kind(task))
-        keyed.append(replace(task, key=key, digest=digest, data=data))
+        options = _with_imports(task, data)
+        key = file_key(digest, options.cache_key(), key_kind(task))
+        keyed.append(replace(task, options=options, key=key, digest=digest, data=data))
         if len(keyed) >= 500:
             remaining.extend(_serve(keyed, cache, ready, stats, reparse))
             keyed = []

@@ -228,6 +228,7 @@ class Migration:
         from porter.engine.changes import Safety
         from porter.engine.core import verify_output
         from porter.run.batch import port_bytes
+        from porter.run.local_imports import with_local_imports
         from porter.run.sinks.select import select
 
         choose = self.choose
@@ -237,7 +238,11 @@ class Migration:
             else (lambda hunks: [hunk.safety is Safety.SAFE for hunk in hunks])
         )
         verify = (lambda data: verify_output(result.old, data, result.path, options)) if target.kind == "py" else None
-        chosen = select(result, keep, lambda data: port_bytes(data, result.path, target.kind, options), target.kind, verify)
+        def port(data: bytes) -> FileResult:
+            kept = with_local_imports(options, result.path, data) if target.kind == "py" else options
+            return port_bytes(data, result.path, target.kind, kept)
+
+        chosen = select(result, keep, port, target.kind, verify)
         refused = chosen.refused
         if refused is None and choose is None and not isinstance(chosen.result, Success):
             if any(change.safety is Safety.SAFE for change in chosen.skipped):

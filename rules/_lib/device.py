@@ -30,6 +30,8 @@ from dataclasses import dataclass
 import libcst as cst
 
 from porter.engine.changes import ImportSpec
+from porter.engine.fastcst.walk import TreeIndex
+from porter.engine.imported import imported_module
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.imports import torch_alias
 from porter.rules._lib.nodes import dotted, string_value
@@ -235,13 +237,13 @@ class LocalCallees(FileAnalysis):
                 for statement in node.body.body if isinstance(node.body, cst.IndentedBlock) else ():
                     if isinstance(statement, cst.FunctionDef):
                         key = (node.name.value, statement.name.value)
-                        methods[key] = None if key in methods else _signature(rule, statement, bound=True)
+                        methods[key] = None if key in methods else _signature(child_index(rule), statement, bound=True)
                         if statement.name.value == "__init__" and rule.parent(node) is module:
                             name = node.name.value
                             functions[name] = None if name in functions else methods[key]
             elif isinstance(node, cst.FunctionDef) and not isinstance(_owner(rule, node), cst.ClassDef):
                 name = node.name.value
-                functions[name] = None if name in functions else _signature(rule, node, bound=False)
+                functions[name] = None if name in functions else _signature(child_index(rule), node, bound=False)
         return cls(
             {k: v for k, v in functions.items() if v is not None},
             {k: v for k, v in methods.items() if v is not None},
@@ -262,6 +264,8 @@ class LocalCallees(FileAnalysis):
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
             made = _constructed_as(rule, call, func.value.value)
             signature = self.methods.get((made, func.attr.value)) if made is not None else None
+        if signature is None and isinstance(func, (cst.Name, cst.Attribute)):
+            signature = rule.analysis(ImportedCallees).signature(rule, func)
         if signature is None or arg.star:
             return None
         if arg.keyword is not None:
@@ -272,6 +276,61 @@ class LocalCallees(FileAnalysis):
             index = [a for a in call.args if a.keyword is None and not a.star].index(arg)
             name = signature.positional[index] if index < len(signature.positional) else None
         return name if name in signature.devices else None
+
+
+@dataclass(frozen=True)
+class ImportedCallees(FileAnalysis):
+    """The signatures of the functions and classes defined at module level in the project modules
+    this file imports (``from helpers import make_agent``, ``import utils`` then
+    ``utils.make_agent(...)``, ``from .env import Worker``), read through the engine
+    (``porter.engine.imported``: the runner lists them, with their digests, in ``Options.imports``).
+    A callee is resolved by its qualified name: the module part names the module, the last part a
+    function (or a class, by its ``__init__``) that module defines once at its top level."""
+
+    modules: dict[str, Mapping[str, _Signature]]
+
+    @classmethod
+    def compute(cls, rule: Rule) -> ImportedCallees:
+        return cls({})
+
+    def signature(self, rule: Rule, func: cst.BaseExpression) -> _Signature | None:
+        if not rule.options.imports:
+            return None
+        found = {self._of(rule, module, attr) for module, attr in map(_module_and_name, rule.qualified(func)) if module}
+        found.discard(None)
+        return found.pop() if len(found) == 1 else None
+
+    def _of(self, rule: Rule, module: str, name: str) -> _Signature | None:
+        known = self.modules.get(module)
+        if known is None:
+            tree = imported_module(rule.options, module)
+            known = self.modules[module] = _top_level_signatures(tree) if tree is not None else {}
+        return known.get(name)
+
+
+def _module_and_name(qualified: str) -> tuple[str, str]:
+    """``.helpers.f`` -> (``.helpers``, ``f``); ``..f`` -> (``..``, ``f``); ``f`` -> ("", ``f``)."""
+    dots = len(qualified) - len(qualified.lstrip("."))
+    module, _, name = qualified[dots:].rpartition(".")
+    return "." * dots + module, name
+
+
+def _top_level_signatures(module: cst.Module) -> Mapping[str, _Signature]:
+    """A module's functions and classes (by ``__init__``) defined once at its top level."""
+    index = TreeIndex(module)
+    found: dict[str, _Signature | None] = {}
+    for statement in module.body:
+        signature: _Signature | None = None
+        if isinstance(statement, cst.FunctionDef):
+            signature = _signature(index, statement, bound=False)
+        elif isinstance(statement, cst.ClassDef) and isinstance(statement.body, cst.IndentedBlock):
+            init = [s for s in statement.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"]
+            signature = _signature(index, init[0], bound=True) if len(init) == 1 else None
+        else:
+            continue
+        name = statement.name.value
+        found[name] = None if name in found else signature
+    return {name: signature for name, signature in found.items() if signature is not None}
 
 
 def _constructed_as(rule: Rule, node: cst.CSTNode, name: str) -> str | None:
@@ -297,23 +356,23 @@ def _owner(rule: Rule, node: cst.CSTNode) -> cst.CSTNode | None:
     return next((a for a in rule.ancestors(node) if isinstance(a, (cst.ClassDef, cst.FunctionDef))), None)
 
 
-def _signature(rule: Rule, function: cst.FunctionDef, bound: bool) -> _Signature:
+def _signature(index: TreeIndex, function: cst.FunctionDef, bound: bool) -> _Signature:
     params = function.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
     if bound and positional and not any(_static(d) for d in function.decorators):
         positional = positional[1:]
     keywords = frozenset(p.name.value for p in (*params.params, *params.kwonly_params))
-    return _Signature(tuple(positional), keywords, _device_uses(rule, function, {*positional, *keywords}))
+    return _Signature(tuple(positional), keywords, _device_uses(index, function, {*positional, *keywords}))
 
 
-def _device_uses(rule: Rule, function: cst.FunctionDef, names: set[str]) -> frozenset[str]:
+def _device_uses(index: TreeIndex, function: cst.FunctionDef, names: set[str]) -> frozenset[str]:
     """The parameters in ``names`` the body uses, as they are, in a device position: the first
     argument of ``.to()``/``torch.device()``, a device-named keyword (``device=``, ``storing_device=``),
     or the value assigned to a device-named name or attribute."""
     used: set[str] = set()
-    for inner in child_index(rule).walk(function.body):
+    for inner in index.walk(function.body):
         if isinstance(inner, cst.Arg) and isinstance(inner.value, cst.Name) and inner.value.value in names:
-            call = rule.parent(inner)
+            call = index.parents.get(inner)
             if inner.keyword is not None:
                 if DEVICE_NAME.search(inner.keyword.value):
                     used.add(inner.value.value)

@@ -1,0 +1,90 @@
+"""Which of the project's own modules a file imports, for ``Options.imports``.
+
+A script passes a CUDA device to a function of its helper module (``make_agent(cfg, "cuda:1")``
+with ``make_agent`` in ``utils.py`` beside it); whether that argument is a device is only known by
+reading the helper. The runner lists, per file, the modules it imports that are files here, with
+the digest of their bytes; the engine parses one when a rule asks (``porter.engine.imported``), and
+the digests are part of the file's cache key, so changing ``utils.py`` re-ports its importers.
+
+Resolution, as Python finds a script's imports: an absolute import from the importing file's
+folder (``import utils``, ``from pkg.sub import f``: ``pkg/sub.py`` or ``pkg/sub/__init__.py``
+beside the file), a relative one from its package (``from .utils import f``, ``from .. import m``);
+a name imported from a package may be a submodule (``from . import helpers``). Modules found only
+through ``sys.path`` or an installed package are not listed (they are not the project's to port).
+
+Listed only for a file with a CUDA string literal (``"cuda``/``'cuda``): the one analysis that
+reads imported modules today is where such a string is an argument to an imported function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+from porter.engine.options import Options
+from porter.engine.textio import SourceError, read_source
+
+_CUDA_STRING = re.compile(rb"""["']cuda""")
+_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.+[\w.]*|[\w.]+)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
+_LIMIT = 32  # modules listed per file at most (the first ones imported)
+
+
+def with_local_imports(options: Options, path: str, data: bytes) -> Options:
+    """``options`` with ``imports`` set to the project modules ``path`` (holding ``data``) imports."""
+    found = local_imports(path, data, options.max_file_size) if _CUDA_STRING.search(data) else ()
+    return options if found == options.imports else options.with_changes(imports=found)
+
+
+def local_imports(path: str, data: bytes, max_size: int) -> tuple[tuple[str, str, str], ...]:
+    """(module as spelled in the file, its path, SHA-256 of its bytes) for each module ``data``
+    imports that is a readable file of this project, in the order first imported."""
+    folder = os.path.dirname(os.path.abspath(path))
+    itself = os.path.abspath(path)
+    listed: dict[str, tuple[str, str, str]] = {}
+    for spelled in _spellings(data):
+        if spelled in listed or len(listed) >= _LIMIT:
+            continue
+        where = _resolve(spelled, folder)
+        if where is None or where == itself:
+            continue
+        try:
+            digest = hashlib.sha256(read_source(where, max_size)).hexdigest()
+        except SourceError:
+            continue
+        listed[spelled] = (spelled, where, digest)
+    return tuple(listed.values())
+
+
+def _spellings(data: bytes) -> list[str]:
+    """Every module an import statement of ``data`` may name: ``from X import a`` gives ``X`` and
+    ``X.a`` (a submodule, ``.a`` after bare dots); ``import a.b as c`` gives ``a.b``."""
+    names: list[str] = []
+    for match in _FROM.finditer(data):
+        module = match.group(1).decode("ascii", "replace")
+        names.append(module)
+        for item in match.group(2).decode("ascii", "replace").strip("()\\ \t\r\n").split(","):
+            imported = item.strip(" \t\r\n\\()").split(" ")[0]
+            if imported.isidentifier():
+                names.append(module + imported if module.endswith(".") else f"{module}.{imported}")
+    for match in _IMPORT.finditer(data):
+        for item in match.group(1).decode("ascii", "replace").split(","):
+            module = item.strip(" \t\r\\").split(" ")[0]
+            if module and all(part.isidentifier() for part in module.split(".")):
+                names.append(module)
+    return [name for name in names if name]
+
+
+def _resolve(spelled: str, folder: str) -> str | None:
+    """The file ``spelled`` names from a file in ``folder``, if it is one here."""
+    dots = len(spelled) - len(spelled.lstrip("."))
+    base = folder
+    for _ in range(max(dots - 1, 0)):
+        base = os.path.dirname(base)
+    parts = spelled[dots:].split(".")
+    target = os.path.join(base, *parts)
+    for candidate in (target + ".py", os.path.join(target, "__init__.py")):
+        if os.path.isfile(candidate) and not os.path.islink(candidate):
+            return candidate
+    return None

@@ -1,0 +1,193 @@
+"""A CUDA device handed to a function of the project's own module (``Options.imports``).
+
+The runner lists the modules a file imports that are files of the project (porter/run/local_imports.py);
+NRN101 reads the callee there (rules/_lib/device.py: ImportedCallees) and ports the argument as it
+would for a function of the same file. Shaped like torchrl's sac-async script and its utils.py,
+which hands ``"cuda:1"`` to ``make_sac_agent`` (tests/fixtures_pending/async_collector_across_files).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+
+from porter.cli import main
+from porter.engine.imported import imported_module
+from porter.engine.options import Options
+from porter.run.local_imports import local_imports, with_local_imports
+
+HELPERS = """\
+import torch
+
+
+def build_policy(width, device):
+    return torch.nn.Linear(3, width).to(device)
+
+
+def describe(width, label):
+    print(width, label)
+
+
+class Worker:
+    def __init__(self, cfg, storing_device="cpu"):
+        self.storing_device = storing_device
+"""
+
+TRAIN = """\
+import torch
+
+from helpers import Worker, build_policy, describe
+
+policy = build_policy(64, "cuda:1")
+worker = Worker({}, storing_device="cuda:0")
+describe(3, "cuda:1")
+"""
+
+TRAIN_PORTED = """\
+import torch
+
+from helpers import Worker, build_policy, describe
+
+policy = build_policy(64, "neuron:1")
+worker = Worker({}, storing_device="neuron:0")
+# porter: NRN101 CUDA device string "cuda:1" passed to describe(): not known to be a torch device there, kept; if it is one, make it "neuron"
+describe(3, "cuda:1")
+"""
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PORTER_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
+def project(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def port(paths: list[Path], out: Path, *flags: str) -> int:
+    return main(["migrate", *map(str, paths), "--out", str(out), "-q", "--no-diff", "--no-progress", *flags])
+
+
+def test_a_device_argument_of_a_helper_modules_function_is_ported(tmp_path: Path) -> None:
+    src = project(tmp_path / "src", {"helpers.py": HELPERS, "train.py": TRAIN})
+    assert port([src], tmp_path / "out") == 0
+    assert (tmp_path / "out" / "train.py").read_text() == TRAIN_PORTED
+    assert (tmp_path / "out" / "helpers.py").read_bytes() == (src / "helpers.py").read_bytes()  # nothing to port there
+
+
+def test_the_script_alone_reads_the_module_beside_it(tmp_path: Path) -> None:
+    src = project(tmp_path / "src", {"helpers.py": HELPERS, "train.py": TRAIN})
+    assert port([src / "train.py"], tmp_path / "out") == 0
+    assert (tmp_path / "out" / "train.py").read_text() == TRAIN_PORTED
+
+
+@pytest.mark.parametrize(
+    "train",
+    [
+        'import helpers as h\n\npolicy = h.build_policy(64, "cuda:1")\n',
+        'from helpers import build_policy as make\n\npolicy = make(64, device="cuda:1")\n',
+        'from pkg import helpers\n\npolicy = helpers.build_policy(64, "cuda:1")\n',
+        'from pkg.helpers import build_policy\n\npolicy = build_policy(64, "cuda:1")\n',
+    ],
+    ids=["module_alias", "function_alias_keyword", "submodule_of_package", "package_module"],
+)
+def test_alias_and_package_spellings(tmp_path: Path, train: str) -> None:
+    files = {"helpers.py": HELPERS, "pkg/__init__.py": "", "pkg/helpers.py": HELPERS, "train.py": train}
+    src = project(tmp_path / "src", files)
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "train.py").read_text()
+    assert '"neuron:1"' in ported and "cuda" not in ported
+
+
+def test_relative_import_from_a_package(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/helpers.py": HELPERS, "pkg/train.py": 'from .helpers import build_policy\n\nbuild_policy(8, "cuda:0")\n'}
+    src = project(tmp_path / "src", files)
+    assert port([src], tmp_path / "out") == 0
+    assert (tmp_path / "out" / "pkg" / "train.py").read_text() == 'from .helpers import build_policy\n\nbuild_policy(8, "neuron:0")\n'
+
+
+def test_a_function_of_the_parent_package_imported_by_bare_dots(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": HELPERS, "pkg/sub/__init__.py": "", "pkg/sub/train.py": 'from .. import build_policy\n\nbuild_policy(8, "cuda")\n'}
+    src = project(tmp_path / "src", files)
+    assert port([src], tmp_path / "out") == 0
+    assert (tmp_path / "out" / "pkg" / "sub" / "train.py").read_text() == 'from .. import build_policy\n\nbuild_policy(8, "neuron")\n'
+
+
+def test_a_callee_not_using_the_parameter_as_a_device_keeps_the_marker(tmp_path: Path) -> None:
+    helpers = "def build_policy(width, name):\n    print(name)\n"
+    src = project(tmp_path / "src", {"helpers.py": helpers, "train.py": 'from helpers import build_policy\n\nbuild_policy(8, "cuda:1")\n'})
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "train.py").read_text()
+    assert '# porter: NRN101 CUDA device string "cuda:1" passed to build_policy()' in ported
+    assert 'build_policy(8, "cuda:1")' in ported
+
+
+def test_a_function_defined_twice_in_the_module_is_not_resolved(tmp_path: Path) -> None:
+    helpers = HELPERS + "\n\ndef build_policy(width, name):\n    print(name)\n"
+    src = project(tmp_path / "src", {"helpers.py": helpers, "train.py": 'from helpers import build_policy\n\nbuild_policy(8, "cuda:1")\n'})
+    assert port([src], tmp_path / "out") == 0
+    assert 'build_policy(8, "cuda:1")' in (tmp_path / "out" / "train.py").read_text()
+
+
+def test_the_port_is_a_fixed_point_and_idempotent(tmp_path: Path) -> None:
+    src = project(tmp_path / "src", {"helpers.py": HELPERS, "train.py": TRAIN})
+    assert port([src], tmp_path / "out") == 0
+    assert port([tmp_path / "out"], tmp_path / "again") == 0
+    for name in ("train.py", "helpers.py"):
+        assert (tmp_path / "again" / name).read_bytes() == (tmp_path / "out" / name).read_bytes()
+
+
+def test_a_changed_helper_re_ports_its_importer_from_a_warm_cache(tmp_path: Path) -> None:
+    src = project(tmp_path / "src", {"helpers.py": HELPERS, "train.py": TRAIN})
+    cache = str(tmp_path / "cache")
+    assert port([src], tmp_path / "out1", "--cache-dir", cache) == 0
+    assert '"neuron:1"' in (tmp_path / "out1" / "train.py").read_text()
+    # build_policy no longer takes a device: the cached port of the unchanged train.py must not be reused.
+    (src / "helpers.py").write_text(HELPERS.replace(".to(device)", "").replace("width, device", "width, name"))
+    assert port([src], tmp_path / "out2", "--cache-dir", cache) == 0
+    assert 'build_policy(64, "cuda:1")' in (tmp_path / "out2" / "train.py").read_text()
+
+
+def test_listing_resolves_as_python_finds_a_scripts_imports(tmp_path: Path) -> None:
+    files = {
+        "helpers.py": "x = 1\n",
+        "pkg/__init__.py": "",
+        "pkg/sub.py": "",
+        "pkg/inner/__init__.py": "",
+        "pkg/inner/train.py": "",
+    }
+    root = project(tmp_path, files)
+    data = b'import helpers, os\nfrom pkg import sub\nfrom .. import sub as s\nfrom . import (\n    missing,\n)\nimport numpy\nx = "cuda"\n'
+    listed = local_imports(str(root / "train.py"), data, 1 << 20)
+    assert [(name, os.path.relpath(path, root)) for name, path, _ in listed] == [("pkg", "pkg/__init__.py"), ("pkg.sub", "pkg/sub.py"), ("helpers", "helpers.py")]
+    assert listed[-1][2] == hashlib.sha256(b"x = 1\n").hexdigest()
+    inner = local_imports(str(root / "pkg" / "inner" / "train.py"), data, 1 << 20)
+    assert [(name, os.path.relpath(path, root)) for name, path, _ in inner] == [
+        ("..", "pkg/__init__.py"),
+        ("..sub", "pkg/sub.py"),
+        (".", "pkg/inner/__init__.py"),
+    ]
+
+
+def test_listing_needs_a_cuda_string_and_never_lists_the_file_itself(tmp_path: Path) -> None:
+    root = project(tmp_path, {"helpers.py": "", "train.py": ""})
+    options = Options()
+    assert with_local_imports(options, str(root / "train.py"), b"import helpers\nx = torch.device(0)\n") is options
+    assert with_local_imports(options, str(root / "train.py"), b"import train\nx = 'cuda'\n") is options
+    assert with_local_imports(options, str(root / "train.py"), b"import helpers\nx = 'cuda'\n").imports[0][0] == "helpers"
+
+
+def test_a_module_whose_bytes_changed_since_it_was_listed_is_not_read(tmp_path: Path) -> None:
+    helpers = project(tmp_path, {"helpers.py": HELPERS}) / "helpers.py"
+    listed = Options(imports=(("helpers", str(helpers), hashlib.sha256(helpers.read_bytes()).hexdigest()),))
+    tree = imported_module(listed, "helpers")
+    assert tree is not None and tree.code == HELPERS
+    stale = Options(imports=(("helpers", str(helpers), hashlib.sha256(b"other").hexdigest()),))
+    assert imported_module(stale, "helpers") is None
+    assert imported_module(listed, "other") is None
