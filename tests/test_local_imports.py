@@ -165,8 +165,8 @@ def test_listing_resolves_as_python_finds_a_scripts_imports(tmp_path: Path) -> N
     root = project(tmp_path, files)
     data = b'import helpers, os\nfrom pkg import sub\nfrom .. import sub as s\nfrom . import (\n    missing,\n)\nimport numpy\nx = "cuda"\n'
     listed = local_imports(str(root / "train.py"), data, 1 << 20)
-    assert [(name, os.path.relpath(path, root)) for name, path, _ in listed] == [("pkg", "pkg/__init__.py"), ("pkg.sub", "pkg/sub.py"), ("helpers", "helpers.py")]
-    assert listed[-1][2] == hashlib.sha256(b"x = 1\n").hexdigest()
+    assert [(name, os.path.relpath(path, root)) for name, path, _ in listed] == [("helpers", "helpers.py"), ("pkg", "pkg/__init__.py"), ("pkg.sub", "pkg/sub.py")]
+    assert listed[0][2] == hashlib.sha256(b"x = 1\n").hexdigest()
     inner = local_imports(str(root / "pkg" / "inner" / "train.py"), data, 1 << 20)
     assert [(name, os.path.relpath(path, root)) for name, path, _ in inner] == [
         ("..", "pkg/__init__.py"),
@@ -191,3 +191,12 @@ def test_a_module_whose_bytes_changed_since_it_was_listed_is_not_read(tmp_path: 
     stale = Options(imports=(("helpers", str(helpers), hashlib.sha256(b"other").hexdigest()),))
     assert imported_module(stale, "helpers") is None
     assert imported_module(listed, "other") is None
+
+
+def test_a_module_created_after_a_run_is_seen_by_the_next_run_in_the_same_process(tmp_path: Path) -> None:
+    src = project(tmp_path / "src", {"train.py": TRAIN})
+    assert port([src], tmp_path / "out1", "--no-cache") == 0
+    assert 'build_policy(64, "cuda:1")' in (tmp_path / "out1" / "train.py").read_text()
+    project(src, {"helpers.py": HELPERS})
+    assert port([src], tmp_path / "out2", "--no-cache") == 0
+    assert (tmp_path / "out2" / "train.py").read_text() == TRAIN_PORTED

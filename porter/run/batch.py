@@ -38,6 +38,7 @@ from porter.reports.markers import counted
 from porter.rules._lib.backend_names import cuda_named
 from porter.run.cache import Cache, content_digest, decode, file_key, with_path
 from porter.run.discovery import Target, is_generated
+from porter.run.local_imports import forget as forget_imports
 from porter.run.local_imports import with_local_imports
 
 if TYPE_CHECKING:
@@ -211,6 +212,7 @@ def run_batch(
     stats = stats if stats is not None else Stats()
     stats.total = len(targets)
     started = time.perf_counter()
+    forget_imports()  # a long-lived process sees the modules as they are now
     ready: dict[int, tuple[FileResult, bool]] = {}
     misses: list[Task] = []
     for index, target in enumerate(targets):

@@ -25,15 +25,16 @@ import re
 from porter.engine.options import Options
 from porter.engine.textio import SourceError, read_source
 
-_CUDA_STRING = re.compile(rb"""["']cuda""")
-_FROM = re.compile(rb"^[ \t]*from[ \t]+(\.+[\w.]*|[\w.]+)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)", re.MULTILINE)
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n#;]+)", re.MULTILINE)
+_QUOTED_CUDA = (b'"cuda', b"'cuda")  # two substring tests: a regex class ["'] has no literal prefix to skip by
+_FROM = re.compile(rb"[ \t]*from[ \t]+(\.+[\w.]*|[\w.]+)[ \t]+import[ \t]*(\([^)]*\)|[^\n#;]*)")
+_IMPORT = re.compile(rb"[ \t]*import[ \t]+([^\n#;]+)")
 _LIMIT = 32  # modules listed per file at most (the first ones imported)
 
 
 def with_local_imports(options: Options, path: str, data: bytes) -> Options:
     """``options`` with ``imports`` set to the project modules ``path`` (holding ``data``) imports."""
-    found = local_imports(path, data, options.max_file_size) if _CUDA_STRING.search(data) else ()
+    quoted = b"cuda" in data and any(text in data for text in _QUOTED_CUDA)  # most files: one scan
+    found = local_imports(path, data, options.max_file_size) if quoted else ()
     return options if found == options.imports else options.with_changes(imports=found)
 
 
@@ -49,35 +50,79 @@ def local_imports(path: str, data: bytes, max_size: int) -> tuple[tuple[str, str
         where = _resolve(spelled, folder)
         if where is None or where == itself:
             continue
-        try:
-            digest = hashlib.sha256(read_source(where, max_size)).hexdigest()
-        except SourceError:
-            continue
-        listed[spelled] = (spelled, where, digest)
+        digest = _digest(where, max_size)
+        if digest is not None:
+            listed[spelled] = (spelled, where, digest)
     return tuple(listed.values())
+
+
+# Per process: a helper package imported by every file of a folder is hashed once while its size,
+# modification time and inode stay the same (the engine hashes the bytes it parses again).
+_DIGESTS: dict[str, tuple[tuple[int, int, int], str]] = {}
+_RESOLVED: dict[tuple[str, str], str | None] = {}
+
+
+def forget() -> None:
+    """Drop what this process learnt of the file system (at the start of each batch: a long-lived
+    process must see a module created since)."""
+    _DIGESTS.clear()
+    _RESOLVED.clear()
+
+
+def _digest(path: str, max_size: int) -> str | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+    known = _DIGESTS.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        digest = hashlib.sha256(read_source(path, max_size)).hexdigest()
+    except SourceError:
+        return None
+    _DIGESTS[path] = (stamp, digest)
+    return digest
 
 
 def _spellings(data: bytes) -> list[str]:
     """Every module an import statement of ``data`` may name: ``from X import a`` gives ``X`` and
     ``X.a`` (a submodule, ``.a`` after bare dots); ``import a.b as c`` gives ``a.b``."""
     names: list[str] = []
-    for match in _FROM.finditer(data):
-        module = match.group(1).decode("ascii", "replace")
-        names.append(module)
-        for item in match.group(2).decode("ascii", "replace").strip("()\\ \t\r\n").split(","):
-            imported = item.strip(" \t\r\n\\()").split(" ")[0]
-            if imported.isidentifier():
-                names.append(module + imported if module.endswith(".") else f"{module}.{imported}")
-    for match in _IMPORT.finditer(data):
-        for item in match.group(1).decode("ascii", "replace").split(","):
-            module = item.strip(" \t\r\\").split(" ")[0]
-            if module and all(part.isidentifier() for part in module.split(".")):
-                names.append(module)
+    at = data.find(b"import")
+    while at != -1:  # only the lines that say "import" (a regex over every line start costs more)
+        start = data.rfind(b"\n", 0, at) + 1
+        end = at + 6
+        found = _FROM.match(data, start)
+        if found is not None:
+            module = found.group(1).decode("ascii", "replace")
+            names.append(module)
+            for item in found.group(2).decode("ascii", "replace").strip("()\\ \t\r\n").split(","):
+                imported = item.strip(" \t\r\n\\()").split(" ")[0]
+                if imported.isidentifier():
+                    names.append(module + imported if module.endswith(".") else f"{module}.{imported}")
+            end = found.end()
+        elif (found := _IMPORT.match(data, start)) is not None:
+            for item in found.group(1).decode("ascii", "replace").split(","):
+                module = item.strip(" \t\r\\").split(" ")[0]
+                if module and all(part.isidentifier() for part in module.split(".")):
+                    names.append(module)
+            end = found.end()
+        at = data.find(b"import", max(end, at + 6))
     return [name for name in names if name]
 
 
 def _resolve(spelled: str, folder: str) -> str | None:
-    """The file ``spelled`` names from a file in ``folder``, if it is one here."""
+    """The file ``spelled`` names from a file in ``folder``, if it is one here (asked once per run
+    and process: the files of a folder import the same modules)."""
+    key = (spelled, folder)
+    if key not in _RESOLVED:
+        _RESOLVED[key] = _find(spelled, folder)
+    return _RESOLVED[key]
+
+
+def _find(spelled: str, folder: str) -> str | None:
     dots = len(spelled) - len(spelled.lstrip("."))
     base = folder
     for _ in range(max(dots - 1, 0)):
