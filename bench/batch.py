@@ -125,12 +125,15 @@ def prefilter_stats(files: list[str], options: Options) -> tuple[int, int, Count
 def per_file_costs(files: list[str], options: Options, every: int = 1, checked: bool = False) -> list[tuple[float, str, float]]:
     """(porter / bare, path, porter seconds) for every file (every ``every``-th) that reaches
     libcst, measured one after the other in this process (each timing the best of two runs),
-    with the options the cold run gives the file. ``checked``: the files the prefilter passes but
+    with the options the cold run gives the file (the project modules it imports listed, and
+    parsed afresh in each timed port: the worst case, where no earlier file asked for them). ``checked``: the files the prefilter passes but
     no rule's check admits (``porter.engine.astcheck``) instead: what the second stage costs."""
     import libcst as cst
 
     from porter.engine.core import port_source, prefilter
+    from porter.engine.imported import forget as forget_trees
     from porter.engine.registry import all_rules
+    from porter.run.local_imports import with_local_imports
 
     rules = all_rules()
     costs = []
@@ -153,8 +156,9 @@ def per_file_costs(files: list[str], options: Options, every: int = 1, checked: 
             except Exception:  # noqa: BLE001
                 break
             bare = min(bare, time.perf_counter() - started)
+            forget_trees()
             started = time.perf_counter()
-            port_source(data, path, options)
+            port_source(data, path, with_local_imports(options, path, data))
             porter_time = min(porter_time, time.perf_counter() - started)
         if bare != float("inf"):
             costs.append((porter_time / bare, path, porter_time))

@@ -11,6 +11,7 @@ helper module imported by every script of a folder is parsed once per worker.
 from __future__ import annotations
 
 import hashlib
+import re
 
 import libcst as cst
 
@@ -21,26 +22,50 @@ _PARSED: dict[tuple[str, str], cst.Module | None] = {}
 _KEEP = 64  # trees kept per process (a bound on memory over a long batch)
 
 
-def imported_module(options: Options, module: str) -> cst.Module | None:
+def imported_module(options: Options, module: str, defining: str | None = None) -> cst.Module | None:
     """The tree of ``module`` (``helpers``, ``.utils``, ``pkg.sub``, as the import spells it) when
-    the runner listed it for this file and its bytes are still the ones it listed; else None."""
+    the runner listed it for this file and its bytes are still the ones it listed; else None.
+    ``defining``: a name the caller needs; a module whose text has no line ``def NAME``/``async
+    def NAME``/``class NAME`` at the top level is not parsed (None: a large package ``__init__``
+    that only re-exports costs no parse). A tree parsed for an earlier request is returned as it is."""
     for name, path, digest in options.imports:
         if name == module:
-            return _parse(path, digest, options.max_file_size)
+            data = _read(path, digest, options.max_file_size)
+            if data is None or (defining is not None and not _defines(data, defining)):
+                return None
+            return _parse(path, digest, data)
     return None
 
 
-def _parse(path: str, digest: str, max_size: int) -> cst.Module | None:
+def forget() -> None:
+    """Drop the trees kept (the benchmark times each file as if it were the first to ask)."""
+    _PARSED.clear()
+
+
+def _read(path: str, digest: str, max_size: int) -> bytes | None:
+    if (path, digest) in _PARSED:
+        return b""  # parsed already: the digest was checked then
+    try:
+        data = read_source(path, max_size)
+    except SourceError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == digest else None  # changed since it was listed
+
+
+def _defines(data: bytes, name: str) -> bool:
+    if not data:
+        return True  # a tree kept from an earlier request: asked of the tree's owner below
+    return re.search(rb"^(?:async[ \t]+def|def|class)[ \t]+" + re.escape(name.encode()) + rb"\b", data, re.MULTILINE) is not None
+
+
+def _parse(path: str, digest: str, data: bytes) -> cst.Module | None:
     key = (path, digest)
     if key in _PARSED:
         return _PARSED[key]
-    tree: cst.Module | None = None
     try:
-        data = read_source(path, max_size)
-        if hashlib.sha256(data).hexdigest() == digest:
-            tree = cst.parse_module(data)
-    except (SourceError, cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError):
-        tree = None  # unreadable, changed or not Python: the rule treats the callee as unknown
+        tree: cst.Module | None = cst.parse_module(data)
+    except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError):
+        tree = None  # not Python this parser reads: the rule treats the callee as unknown
     if len(_PARSED) >= _KEEP:
         _PARSED.pop(next(iter(_PARSED)))
     _PARSED[key] = tree

@@ -287,11 +287,12 @@ class ImportedCallees(FileAnalysis):
     A callee is resolved by its qualified name: the module part names the module, the last part a
     function (or a class, by its ``__init__``) that module defines once at its top level."""
 
-    modules: dict[str, Mapping[str, _Signature]]
+    modules: dict[tuple[str, str], _Signature | None]  # (module, name) asked -> its signature
+    trees: dict[int, tuple[cst.Module, Mapping[str, _Signature]]]  # id of a module's tree -> (it, its signatures)
 
     @classmethod
     def compute(cls, rule: Rule) -> ImportedCallees:
-        return cls({})
+        return cls({}, {})
 
     def signature(self, rule: Rule, func: cst.BaseExpression) -> _Signature | None:
         if not rule.options.imports:
@@ -301,11 +302,13 @@ class ImportedCallees(FileAnalysis):
         return found.pop() if len(found) == 1 else None
 
     def _of(self, rule: Rule, module: str, name: str) -> _Signature | None:
-        known = self.modules.get(module)
-        if known is None:
-            tree = imported_module(rule.options, module)
-            known = self.modules[module] = _top_level_signatures(tree) if tree is not None else {}
-        return known.get(name)
+        key = (module, name)
+        if key not in self.modules:
+            tree = imported_module(rule.options, module, defining=name)
+            if tree is not None and id(tree) not in self.trees:
+                self.trees[id(tree)] = (tree, _top_level_signatures(tree))  # the tree held: its id stays its own
+            self.modules[key] = self.trees[id(tree)][1].get(name) if tree is not None else None
+        return self.modules[key]
 
 
 def _module_and_name(qualified: str) -> tuple[str, str]:
