@@ -183,11 +183,20 @@ class _ReferenceCount:
         strings: Iterable[cst.CSTNode] = self._strings
         if owner is not None:
             names = [name for name in names if self._reads_after(statement, name, owner)]
-            strings = [string for string in strings if self._below(string, owner) is not None]
+            strings = self._inside(strings, owner)
         found = [name for name in names if self._accesses(name)]  # type: ignore[arg-type]
         word = re.compile(rf"(?<![\w.]){re.escape(bound)}\b")
         found += [string for string in strings if word.search(_text(string)) and self._in_hint(string)]
         return found
+
+    def _inside(self, nodes: Iterable[cst.CSTNode], owner: cst.CSTNode) -> list[cst.CSTNode]:
+        """Those of ``nodes`` inside ``owner``: a position in its pre-order span (one look-up
+        each, not a walk up from every string of the file for every import in a function)."""
+        span = self.tree.span(owner)
+        if span is None:
+            return [node for node in nodes if self._below(node, owner) is not None]
+        order, (start, end) = self.tree.order, span
+        return [node for node in nodes if start <= order.get(node, -1) < end]
 
     def _below(self, node: cst.CSTNode, owner: cst.CSTNode) -> bool | None:
         """None when ``node`` is not inside ``owner``; else whether a function, lambda, class or

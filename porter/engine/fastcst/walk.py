@@ -242,6 +242,10 @@ class TreeIndex:
                 continue
             stack.extend(reversed(self.of(current)))
 
+    def span(self, root: cst.CSTNode) -> tuple[int, int] | None:
+        """The positions of ``root``'s subtree in the pre-order list (``order``), or None (see ``_span``)."""
+        return self._span(root)
+
     def _span(self, root: cst.CSTNode) -> tuple[int, int] | None:
         """The positions of ``root``'s subtree in the pre-order list; None for a node outside the
         indexed tree, or in a tree holding a node twice (a position does not name it there)."""
