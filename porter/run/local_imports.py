@@ -60,6 +60,7 @@ def local_imports(path: str, data: bytes, max_size: int) -> tuple[tuple[str, str
 # modification time and inode stay the same (the engine hashes the bytes it parses again).
 _DIGESTS: dict[str, tuple[tuple[int, int, int], str]] = {}
 _RESOLVED: dict[tuple[str, str], str | None] = {}
+_LISTED: dict[str, dict[str, str]] = {}
 
 
 def forget() -> None:
@@ -67,6 +68,7 @@ def forget() -> None:
     process must see a module created since)."""
     _DIGESTS.clear()
     _RESOLVED.clear()
+    _LISTED.clear()
 
 
 def _digest(path: str, max_size: int) -> str | None:
@@ -127,9 +129,37 @@ def _find(spelled: str, folder: str) -> str | None:
     base = folder
     for _ in range(max(dots - 1, 0)):
         base = os.path.dirname(base)
-    parts = spelled[dots:].split(".")
-    target = os.path.join(base, *parts)
-    for candidate in (target + ".py", os.path.join(target, "__init__.py")):
-        if os.path.isfile(candidate) and not os.path.islink(candidate):
-            return candidate
+    parts = [part for part in spelled[dots:].split(".") if part]
+    for part in parts[:-1]:  # down through packages: each a folder here
+        if _entries(base).get(part) != "dir":
+            return None
+        base = os.path.join(base, part)
+    if not parts:
+        return os.path.join(base, "__init__.py") if _entries(base).get("__init__.py") == "file" else None
+    last = parts[-1]
+    if _entries(base).get(last + ".py") == "file":
+        return os.path.join(base, last + ".py")
+    if _entries(base).get(last) == "dir" and _entries(os.path.join(base, last)).get("__init__.py") == "file":
+        return os.path.join(base, last, "__init__.py")
     return None
+
+
+def _entries(folder: str) -> dict[str, str]:
+    """A folder's entries as "file" / "dir" (a symbolic link is neither: never followed), read
+    once per batch and process (the files of a tree import from the same few folders)."""
+    found = _LISTED.get(folder)
+    if found is None:
+        found = {}
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_symlink():
+                        continue
+                    if entry.is_file(follow_symlinks=False):
+                        found[entry.name] = "file"
+                    elif entry.is_dir(follow_symlinks=False):
+                        found[entry.name] = "dir"
+        except OSError:
+            pass
+        _LISTED[folder] = found
+    return found

@@ -167,6 +167,7 @@ class TreeIndex:
                 preorder += original.preorder[start:end]
                 continue
             preorder.append(node)
+            # The children as __init__ reads them, written out again: no function call per node.
             kind = type(node)
             fields = fields_of[kind] if kind in fields_of else child_fields(kind)
             if fields is None:
