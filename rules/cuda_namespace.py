@@ -224,6 +224,12 @@ class CudaNamespace(Rule):
         positional priority is review (its range is checked in C++ code not read). The source is a
         pre-release snapshot: the released 2.13.3/2.14.3 wheels were not read. The snapshot lacks
         ``get_rng_state_all``/``set_rng_state_all``, marked instead. Markers are review items.
+        A ``torch.cuda`` name that is not called but stored as an entry of a table keyed by device
+        type (a dict element with a string key beside another string key, ``{"cuda":
+        torch.cuda.manual_seed, "cpu": torch.manual_seed}``, or ``TABLE["xla"] =
+        torch.cuda.empty_cache``) is kept with an NRN104 marker: it is that device's own entry,
+        and ``torch.neuron.X`` there would be read at import where torch-neuronx is not installed
+        (transformers' ``testing_utils`` broke on a CPU-only host that way).
         Name heuristic: ``torch.cuda`` names are matched by qualified name (any import spelling);
         "the branch a test opens" is the ``if``/``while`` body or the conditional expression's
         first value whose test holds the call (``rules/_lib/branches.py``), searched for CUDA-only
@@ -267,6 +273,25 @@ class CudaNamespace(Rule):
     def visit_Name(self, node: cst.Name) -> None:
         self._consider(node)
 
+    def _table_key(self, node: cst.Attribute | cst.Name) -> str | None:
+        """The key when ``node`` (not called) is an entry of a table keyed by device type:
+        ``{"cuda": torch.cuda.manual_seed, "cpu": torch.manual_seed}`` (a dict with another string
+        key), or ``TABLE["xla"] = torch.cuda.empty_cache`` (transformers' testing_utils dispatch
+        tables). Such an entry is the CUDA device's own, picked by the run's device type."""
+        parent = self.parent(node)
+        if isinstance(parent, cst.DictElement) and parent.value is node:
+            key = string_value(parent.key)
+            container = self.parent(parent)
+            others = [e for e in getattr(container, "elements", ()) if e is not parent and isinstance(e, cst.DictElement)]
+            if key is not None and any(string_value(e.key) is not None for e in others):
+                return key
+            return None
+        if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
+            target = parent.targets[0].target
+            if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                return string_value(target.slice[0].slice.value)
+        return None
+
     def _consider(self, node: cst.Attribute | cst.Name) -> None:
         parent = self.parent(node)
         kind = type(parent)  # exact types: this runs for every name of the file (a failed isinstance on a libcst class is slow)
@@ -290,6 +315,15 @@ class CudaNamespace(Rule):
         rest = qualified[len(_PREFIX) :]
         head = rest.split(".")[0]
         if head in OWNED_ELSEWHERE:
+            return
+        key = self._table_key(node)
+        if key is not None:
+            self.mark(
+                node,
+                f'{qualified.rstrip(".")}: the "{key}" entry of a table keyed by device type, kept (torch.neuron exists only '
+                "with torch-neuronx; a Neuron device takes its own key or the default)",
+                code="NRN104",
+            )
             return
         if (head in RENAMES or head in RENAMED or _MEMORY_PROFILING.match(rest)) and head not in _AVAILABILITY and in_kept_cuda_branch(self, node):
             # runs only on CUDA (its device-type test is kept): nothing to port; a CUDA memory
