@@ -81,6 +81,9 @@ _CPU_VALUES = {
 # under a kept ``device.type == "cuda"`` test it gets no marker (the code there never runs on neuron).
 _MEMORY_PROFILING = re.compile(r"^memory\._(record_memory_history|dump_snapshot|snapshot)$")
 
+# Keys of a table looked up by device type (torch's device types, and the fallback entry).
+_DEVICE_KEYS = frozenset({"cuda", "cpu", "xla", "npu", "xpu", "mps", "hpu", "tpu", "mlu", "musa", "meta", "neuron", "default"})
+
 class CudaNamespace(Rule):
     """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``, with arguments Neuron accepts.
 
@@ -225,7 +228,7 @@ class CudaNamespace(Rule):
         pre-release snapshot: the released 2.13.3/2.14.3 wheels were not read. The snapshot lacks
         ``get_rng_state_all``/``set_rng_state_all``, marked instead. Markers are review items.
         A ``torch.cuda`` name that is not called but stored as an entry of a table keyed by device
-        type (a dict element with a string key beside another string key, ``{"cuda":
+        type (a dict element keyed by a device type beside another such key or ``"default"``, ``{"cuda":
         torch.cuda.manual_seed, "cpu": torch.manual_seed}``, or ``TABLE["xla"] =
         torch.cuda.empty_cache``) is kept with an NRN104 marker: it is that device's own entry,
         and ``torch.neuron.X`` there would be read at import where torch-neuronx is not installed
@@ -283,13 +286,14 @@ class CudaNamespace(Rule):
             key = string_value(parent.key)
             container = self.parent(parent)
             others = [e for e in getattr(container, "elements", ()) if e is not parent and isinstance(e, cst.DictElement)]
-            if key is not None and any(string_value(e.key) is not None for e in others):
+            if key in _DEVICE_KEYS and any(string_value(e.key) in _DEVICE_KEYS for e in others):
                 return key
             return None
         if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
             target = parent.targets[0].target
             if isinstance(target, cst.Subscript) and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
-                return string_value(target.slice[0].slice.value)
+                key = string_value(target.slice[0].slice.value)
+                return key if key in _DEVICE_KEYS else None
         return None
 
     def _consider(self, node: cst.Attribute | cst.Name) -> None:
