@@ -48,6 +48,19 @@ def last():
 '''
 
 
+def _record_generated(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The code each ``_Body.code`` call generates, in order (what a splice regenerates)."""
+    generated: list[str] = []
+    code = splice._Body.code
+
+    def recorded(self: splice._Body, statements: list[cst.CSTNode], indents: list[str]) -> str:
+        generated.append(code(self, statements, indents))
+        return generated[-1]
+
+    monkeypatch.setattr(splice._Body, "code", recorded)
+    return generated
+
+
 def _port(text: str, edit: str) -> tuple[cst.Module, cst.Module]:
     """The original module and the module after an edit of every ``cuda`` attribute (rename),
     every statement holding one (removal), or every such statement (a statement inserted before)."""
@@ -78,14 +91,7 @@ def test_spliced_text_is_libcsts_code(edit: str) -> None:
 
 def test_a_method_edit_regenerates_the_method_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the edited statements' code is generated (old and new), indented as in their blocks."""
-    generated: list[str] = []
-    code = splice._Body.code
-
-    def recorded(self: splice._Body, statements: list[cst.CSTNode], indents: list[str]) -> str:
-        generated.append(code(self, statements, indents))
-        return generated[-1]
-
-    monkeypatch.setattr(splice._Body, "code", recorded)
+    generated = _record_generated(monkeypatch)
     module, new = _port(NESTED, "rename")
     assert spliced(module, new, NESTED, ast.parse(NESTED)) == new.code
     assert not any("class " in text or "def " in text for text in generated)
@@ -107,14 +113,7 @@ def test_a_file_without_a_final_newline_is_left_to_libcst() -> None:
 def test_a_comment_added_above_a_statement_regenerates_the_lines_above_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """A review marker (a comment line added above a statement, nothing else changed) is put in
     without generating the statement's code; the text is libcst's code all the same."""
-    generated: list[str] = []
-    code = splice._Body.code
-
-    def recorded(self: splice._Body, statements: list[cst.CSTNode], indents: list[str]) -> str:
-        generated.append(code(self, statements, indents))
-        return generated[-1]
-
-    monkeypatch.setattr(splice._Body, "code", recorded)
+    generated = _record_generated(monkeypatch)
     module = cst.parse_module(NESTED)
     index = TreeIndex(module)
     marked = [n for n in index.preorder if isinstance(n, cst.SimpleStatementLine) and "cuda" in module.code_for_node(n)]
@@ -162,14 +161,7 @@ def f(x):
 def test_compound_statements_are_entered(edit: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Edits in if/else, for, while, with and try clauses regenerate the statements edited there
     (an elif's are regenerated with their if), and the text is libcst's code."""
-    generated: list[str] = []
-    code = splice._Body.code
-
-    def recorded(self: splice._Body, statements: list[cst.CSTNode], indents: list[str]) -> str:
-        generated.append(code(self, statements, indents))
-        return generated[-1]
-
-    monkeypatch.setattr(splice._Body, "code", recorded)
+    generated = _record_generated(monkeypatch)
     module, new = _port(BLOCKS, edit)
     assert spliced(module, new, BLOCKS, ast.parse(BLOCKS)) == new.code
     assert not any(text.lstrip().startswith(("def ", "for ", "while ", "with ", "try:")) for text in generated)
