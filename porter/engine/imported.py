@@ -29,11 +29,15 @@ def imported_module(options: Options, module: str, defining: str | None = None) 
     def NAME``/``class NAME`` at the top level is not parsed (None: a large package ``__init__``
     that only re-exports costs no parse). A tree parsed for an earlier request is returned as it is."""
     for name, path, digest in options.imports:
-        if name == module:
-            data = _read(path, digest, options.max_file_size)
-            if data is None or (defining is not None and not _defines(data, defining)):
-                return None
-            return _parse(path, digest, data)
+        if name != module:
+            continue
+        key = (path, digest)
+        if key in _PARSED:
+            return _PARSED[key]  # its digest was checked when it was parsed
+        data = _read(path, digest, options.max_file_size)
+        if data is None or (defining is not None and not _defines(data, defining)):
+            return None
+        return _parse(key, data)
     return None
 
 
@@ -43,8 +47,6 @@ def forget() -> None:
 
 
 def _read(path: str, digest: str, max_size: int) -> bytes | None:
-    if (path, digest) in _PARSED:
-        return b""  # parsed already: the digest was checked then
     try:
         data = read_source(path, max_size)
     except SourceError:
@@ -53,15 +55,10 @@ def _read(path: str, digest: str, max_size: int) -> bytes | None:
 
 
 def _defines(data: bytes, name: str) -> bool:
-    if not data:
-        return True  # a tree kept from an earlier request: asked of the tree's owner below
     return re.search(rb"^(?:async[ \t]+def|def|class)[ \t]+" + re.escape(name.encode()) + rb"\b", data, re.MULTILINE) is not None
 
 
-def _parse(path: str, digest: str, data: bytes) -> cst.Module | None:
-    key = (path, digest)
-    if key in _PARSED:
-        return _PARSED[key]
+def _parse(key: tuple[str, str], data: bytes) -> cst.Module | None:
     try:
         tree: cst.Module | None = cst.parse_module(data)
     except (cst.ParserSyntaxError, UnicodeDecodeError, ValueError, RecursionError):
