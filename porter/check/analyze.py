@@ -76,6 +76,26 @@ def _library(path: str | None) -> bool:
     return "site-packages" in path or "dist-packages" in path
 
 
+def _package_path(path: str) -> str:
+    """A library file named from its package down (``torchrl/objectives/utils.py``)."""
+    norm = path.replace(os.sep, "/")
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in norm:
+            return norm.rsplit(marker, 1)[1]
+    return norm
+
+
+def _own_site(file: str | None, line: int | None, via: Any) -> tuple[str | None, int | None, str]:
+    """Where a finding is named: a library's file and line become the script's own line that called
+    into it (``via``: the innermost frame outside site-packages), with the library's line said in
+    the returned message suffix. The script's line is the one its author can change or mark."""
+    if not _library(file) or not via or _library(str(via[0])):
+        return file, line, ""
+    text = source.source_line(file, line)
+    quoted = f" `{text}`" if text else ""
+    return str(via[0]), int(via[1]), f", inside a library this line calls: {_package_path(str(file))}:{line}{quoted}"
+
+
 def losses_by_step(record: dict[str, Any] | None) -> tuple[float | None, ...]:
     """Mean of the losses ``.backward()`` saw in each optimizer step (grad accumulation averages)."""
     if not record:
@@ -174,25 +194,28 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                     for c in record.get("compile_calls", []))
 
     # -- host syncs ----------------------------------------------------------------------------------
-    per_line: dict[tuple[str, int, str], dict[str, Any]] = {}
+    per_line: dict[tuple[str, int, str, str], dict[str, Any]] = {}
     for sync in record.get("syncs", []):
         if sync["step"] < 1:
             continue
         stack = [tuple(f) for f in sync.get("stack", [])] or [(sync["file"], sync["line"])]
         if source.excused(stack):
             continue
-        key = (sync["file"], sync["line"], sync["kind"])
+        own = next((f for f in stack if not _library(str(f[0]))), None)
+        file, line, inside = _own_site(sync["file"], sync["line"], own)
+        key = (str(file), int(line or 0), sync["kind"], inside)
         entry = per_line.setdefault(key, {"count": 0, "steps": set(), "marker": source.review_marker(stack)})
         entry["count"] += sync["count"]
         entry["steps"].add(sync["step"])
-    for (file, line, kind), entry in sorted(per_line.items()):
+    for (file, line, kind, inside), entry in sorted(per_line.items()):
         steps = sorted(entry["steps"])
         marker = f"; its marker `{entry['marker']}` asks for a fix, it does not excuse the sync" if entry["marker"] else ""
         out.append(
             Finding(
                 kind="host-sync",
                 severity=ERROR,
-                message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging interval{marker}",
+                message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging "
+                f"interval{inside}{marker}",
                 file=_rel(file, base),
                 line=line,
                 rule=RULE_HOST_SYNC_CONTROL if kind == "__bool__" else RULE_HOST_SYNC,
@@ -202,15 +225,17 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         )
 
     # -- graph breaks and recompiles -----------------------------------------------------------------
-    seen_breaks: dict[tuple[Any, Any, str], int] = defaultdict(int)
+    seen_breaks: dict[tuple[Any, Any, str, str], int] = defaultdict(int)
     for brk in record.get("graph_breaks", []):
-        seen_breaks[(brk.get("file"), brk.get("line"), brk.get("reason", ""))] += 1
-    for (file, line, reason), count in seen_breaks.items():
+        file, line, inside = _own_site(brk.get("file"), brk.get("line"), brk.get("via"))
+        seen_breaks[(file, line, brk.get("reason", ""), inside)] += 1
+    for (file, line, reason, inside), count in seen_breaks.items():
         out.append(
             Finding(
                 kind="graph-break",
                 severity=ERROR if fullgraph else WARNING,
-                message=("graph break (under a fullgraph=True request): " if fullgraph else "graph break: ") + reason,
+                message=("graph break (under a fullgraph=True request)" if fullgraph else "graph break")
+                + f"{inside}: {reason}",
                 file=_rel(file, base),
                 line=line,
                 rule=RULE_COMPILE_HAZARD,
@@ -446,7 +471,8 @@ def _shared_frame_findings(shared: dict[Any, list[dict[str, Any]]], steps_run: i
 
 def _recompile(rec: dict[str, Any], severity: str, message: str, base: str, kind: str = "recompile", count: int = 1) -> Finding:
     reason = str(rec.get("reason", ""))
-    return Finding(kind=kind, severity=severity, message=message, file=_rel(rec.get("file"), base), line=rec.get("line"),
+    file, line, inside = _own_site(rec.get("file"), rec.get("line"), rec.get("via"))
+    return Finding(kind=kind, severity=severity, message=message + inside, file=_rel(file, base), line=line,
                    rule=RULE_STATIC_BATCH if "size" in reason else RULE_COMPILE_HAZARD, count=count)
 
 

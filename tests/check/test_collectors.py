@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import check, findings, marked_line
+from conftest import SCRIPTS, check, findings, marked_line
 
 
 def test_clean_port_compiles_and_passes() -> None:
@@ -318,3 +318,24 @@ def test_the_harness_step_counter_adds_no_graph_break_to_a_compiled_update() -> 
     assert report["steps_run"] == 3
     breaks = findings(report, "graph-break")
     assert breaks and not any("open" in f["message"] for f in breaks), breaks
+
+
+def test_a_library_sync_is_named_at_the_scripts_own_line() -> None:
+    """The sync and the graph break happen in a library (a file under site-packages); each finding
+    is at the script's line that calls into it, with the library's file, line and text in the
+    message: the line the script's author can change or mark."""
+    code, report = check("library_sync.py", "--steps", "4")
+    assert code == 1
+    own = marked_line("library_sync.py", "CALLS-LIB")
+    (sync,) = findings(report, "host-sync")
+    assert (sync["file"], sync["line"]) == ("library_sync.py", own)
+    lib_line = next(n for n, text in enumerate(
+        (SCRIPTS / "libsite" / "site-packages" / "steplib.py").read_text().splitlines(), 1) if "# LIB-SYNC" in text)
+    assert f"inside a library this line calls: steplib.py:{lib_line} `if not torch.isfinite(loss):" in sync["message"]
+    assert sync["detail"].startswith("loss = steplib.checked(")
+    breaks = findings(report, "graph-break")
+    # Dynamo meets the break twice: compiling `forward` (called at CALLS-LIB), then compiling the library
+    # function's own frame (called at CALLS-NOISY, as `forward` runs on after the break)
+    calls = {own, marked_line("library_sync.py", "CALLS-NOISY")}
+    assert {(b["file"], b["line"]) for b in breaks} == {("library_sync.py", n) for n in calls}, breaks
+    assert all("inside a library this line calls: steplib.py:" in b["message"] for b in breaks)

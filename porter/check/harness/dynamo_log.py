@@ -12,7 +12,7 @@ import logging
 import os
 import re
 
-from porter.check.harness.state import STATE, user_location
+from porter.check.harness.state import STATE, in_library, project_frame, user_location
 
 _BREAK = re.compile(r"Graph break .*?in user code at (.+?):(\d+)")
 # the whole reason: its first line, Explanation and Hints, up to the user code traceback
@@ -46,6 +46,8 @@ class DynamoLogHandler(logging.Handler):
                     "line": line,
                     "reason": _full_reason(reason.group(1)) if reason else message.splitlines()[0][:300],
                     "step": STATE.steps,
+                    # the script's own line that called into the library where the break is
+                    "via": project_frame(),
                 }
             )
         elif "__recompiles" in record.name and "verbose" not in record.name:
@@ -55,7 +57,7 @@ class DynamoLogHandler(logging.Handler):
             frame = f"{match.group(1)} at {os.path.basename(file)}:{line}" if match else None
             # a library's compiled wrapper (transformers' generic.py) says little: prefer the user's
             # call into it when the user's own code is on the stack
-            if _internal(file) or (_library(file) and not _library(here_file)):
+            if _internal(file) or (in_library(file) and not in_library(here_file)):
                 file, line = here_file, here_line
             STATE.recompiles.append(
                 {
@@ -67,6 +69,7 @@ class DynamoLogHandler(logging.Handler):
                     # the compiled function running (torch.compile of a function), and whether in its first call
                     "caller": STATE.compiled_calls[-1][0] if STATE.compiled_calls else None,
                     "first_call": STATE.compiled_calls[-1][0] if STATE.compiled_calls and STATE.compiled_calls[-1][1] else None,
+                    "via": project_frame(),
                 }
             )
 
@@ -74,10 +77,6 @@ class DynamoLogHandler(logging.Handler):
 def _full_reason(text: str) -> str:
     lines = [ln.rstrip() for ln in text.strip().splitlines()]
     return "\n".join(ln for ln in lines if ln.strip())[:2000]
-
-
-def _library(path: str) -> bool:
-    return "site-packages" in path or "dist-packages" in path
 
 
 def _harness(path: str) -> bool:

@@ -174,6 +174,25 @@ def user_location(start: FrameType | None = None) -> tuple[str, int]:
     return "<unknown>", 0
 
 
+def project_frame(start: FrameType | None = None) -> tuple[str, int] | None:
+    """The innermost frame of the script's own code (outside torch, the harness and any
+    site-packages): the line of the script that called into the library where something happened.
+    None when no such frame is on the stack."""
+    frame: FrameType | None = start if start is not None else sys._getframe(1)
+    skip = _skip_prefixes()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(skip) and not _wrapper(filename) and not in_library(filename):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
+def in_library(path: str) -> bool:
+    """A file of an installed package (site-packages / dist-packages), not the script's project."""
+    return "site-packages" in path or "dist-packages" in path
+
+
 def user_stack(limit: int = 8, project_limit: int = 8) -> tuple[tuple[str, int], ...]:
     """Up to ``limit`` frames outside torch and the harness, innermost first, then up to
     ``project_limit`` more of the script's own (files outside any site-packages).
