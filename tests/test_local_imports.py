@@ -200,3 +200,56 @@ def test_a_module_created_after_a_run_is_seen_by_the_next_run_in_the_same_proces
     project(src, {"helpers.py": HELPERS})
     assert port([src], tmp_path / "out2", "--no-cache") == 0
     assert (tmp_path / "out2" / "train.py").read_text() == TRAIN_PORTED
+
+
+# NRN416: the updater a compiled function steps comes from the helper module (torchrl's iql/utils.py
+# returns `loss_module, target_net_updater` from make_discrete_loss; discrete_iql.py compiles update).
+LOSS_HELPERS = """\
+from torchrl.objectives import DiscreteIQLLoss, HardUpdate, SoftUpdate
+
+
+def make_discrete_loss(cfg, model):
+    loss_module = DiscreteIQLLoss(model[0], model[1], value_network=model[2])
+    target_net_updater = HardUpdate(loss_module, value_network_update_interval=cfg.interval)
+    return loss_module, target_net_updater
+
+
+def make_loss(cfg, model):
+    loss_module = DiscreteIQLLoss(model[0], model[1], value_network=model[2])
+    return loss_module, SoftUpdate(loss_module, tau=cfg.tau)
+"""
+
+COMPILED_UPDATE = """\
+import torch
+
+from utils import {maker}
+
+
+def main(cfg, model, buffer):
+    loss_module, target_net_updater = {maker}(cfg, model)
+    optimizer = torch.optim.Adam(loss_module.parameters())
+
+    def update(batch):
+        loss = loss_module(batch)["loss_value"]
+        loss.backward()
+        optimizer.step()
+        target_net_updater.step()
+        return loss.detach()
+
+    update = torch.compile(update, backend="neuron", dynamic=False)
+    for _ in range(cfg.steps):
+        update(buffer.sample())
+"""
+
+
+def test_a_hard_update_returned_by_a_helper_modules_function_is_stepped_eagerly(tmp_path: Path) -> None:
+    """The script names no CUDA string: its imports are listed because it compiles and steps."""
+    src = project(tmp_path / "src", {"utils.py": LOSS_HELPERS, "train.py": COMPILED_UPDATE.format(maker="make_discrete_loss"),
+                                     "soft.py": COMPILED_UPDATE.format(maker="make_loss")})
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "train.py").read_text()
+    assert ported == COMPILED_UPDATE.format(maker="make_discrete_loss").replace(
+        "        target_net_updater.step()\n", "        torch.compiler.disable(target_net_updater.step)()\n")
+    assert (tmp_path / "out" / "soft.py").read_bytes() == (src / "soft.py").read_bytes()  # SoftUpdate: traced as it is
+    assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
+    assert (tmp_path / "again" / "train.py").read_text() == ported

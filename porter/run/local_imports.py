@@ -12,8 +12,10 @@ beside the file), a relative one from its package (``from .utils import f``, ``f
 a name imported from a package may be a submodule (``from . import helpers``). Modules found only
 through ``sys.path`` or an installed package are not listed (they are not the project's to port).
 
-Listed only for a file with a CUDA string literal (``"cuda``/``'cuda``): the one analysis that
-reads imported modules today is where such a string is an argument to an imported function.
+Listed only for a file that a rule reading imported modules could edit: one with a CUDA string
+literal (``"cuda``/``'cuda``: NRN101 asks whether such an argument of an imported function is a
+device), or one that says ``compile`` and calls a ``.step()`` (NRN416 asks whether an imported
+function returns a torchrl ``HardUpdate`` a compiled function steps).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ _LIMIT = 32  # modules listed per file at most (the first ones imported)
 def with_local_imports(options: Options, path: str, data: bytes) -> Options:
     """``options`` with ``imports`` set to the project modules ``path`` (holding ``data``) imports."""
     quoted = b"cuda" in data and any(text in data for text in _QUOTED_CUDA)  # most files: one scan
-    found = local_imports(path, data, options.max_file_size) if quoted else ()
+    stepped = not quoted and b".step()" in data and b"compile" in data
+    found = local_imports(path, data, options.max_file_size) if quoted or stepped else ()
     return options if found == options.imports else options.with_changes(imports=found)
 
 

@@ -131,3 +131,7 @@ UPDATE_STEP_LOSSES: frozenset[str] = frozenset(
 # Target-network updaters whose step() joins the update (SoftUpdate: tensor arithmetic only;
 # HardUpdate counts its steps in a Python int, torchrl/objectives/utils.py:620, and recompiles).
 UPDATE_STEP_TARGET_UPDATERS: frozenset[str] = frozenset({"torchrl.objectives.SoftUpdate", "torchrl.objectives.utils.SoftUpdate"})
+# Target-network updaters that count their steps in a Python int (compiled code guards on the
+# count): HardUpdate, torchrl 0.14.1 torchrl/objectives/utils.py:595-627 (`self.counter += 1`,
+# `if self.counter == self.value_network_update_interval`). NRN416 runs their step() eagerly.
+COUNTING_TARGET_UPDATERS: frozenset[str] = frozenset({"torchrl.objectives.HardUpdate", "torchrl.objectives.utils.HardUpdate"})
