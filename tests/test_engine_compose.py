@@ -102,3 +102,24 @@ def test_an_emptied_if_never_takes_another_if_with_it() -> None:
     options = Options(**json.loads(case.with_suffix(".options.json").read_text()))
     outputs = {port_source(source, "connector.py", options).new for _ in range(150)}  # type: ignore[union-attr]
     assert outputs == {expected}
+
+
+# An edit that needs `import torch` where the file binds torch under a module-level condition
+# (transformers' `if is_torch_available(): import torch`): the port adds no unconditional import
+# (trainer_utils.py got one, and libcst's import adder cost 4 of its 6 s); under `if TYPE_CHECKING:`
+# torch is not bound when the file runs, so the import is added; `import torch.nn` binds torch.
+_XLA_RANK = "def rank():\n    import torch_xla.runtime as xr\n\n    return xr.global_ordinal()\n"
+
+
+def test_a_conditional_module_level_import_is_an_import() -> None:
+    for head in ("if is_torch_available():\n    import torch\n", "try:\n    import torch\nexcept ImportError:\n    torch = None\n",
+                 "import torch.nn\n"):
+        result = port_source(f"{head}\n\n{_XLA_RANK}".encode(), "t.py")
+        assert isinstance(result, Success) and b"torch.distributed.get_rank()" in result.new, head
+        assert result.new.count(b"import torch") == 1, result.new.decode()
+
+
+def test_a_type_checking_import_is_not_an_import() -> None:
+    head = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n"
+    result = port_source(f"{head}\n\n{_XLA_RANK}".encode(), "t.py")
+    assert isinstance(result, Success) and result.new.count(b"import torch\n") == 2, result.new.decode()

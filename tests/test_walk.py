@@ -215,6 +215,16 @@ SHADOWING = {
                                                       "        cuda = self.x\n        return [[cuda.y for _ in x] for x in xs]\n", False),
     "comprehension_first_iterable_in_function": ("import os\ndef f():\n    r = [x for x in os.listdir()]\n    os = 1\n", True),
     "lambda_default_in_function": ("def f():\n    from a import b\n    h = lambda x=b.c: x\n    b = 2\n    return h\n", True),
+    # An imported name a comprehension's target or a lambda's parameter binds (dataclasses' field, and
+    # `for field in fields(self)` in one method): only its own scope sees that binding.
+    "comprehension_target_shadows_import": ("from dataclasses import dataclass, field, fields\n@dataclass\nclass A:\n"
+                                            "    x: int = field(default=1)\n    def d(self):\n"
+                                            "        return {field.name: 1 for field in fields(self) if field.init}\n"
+                                            "y = field(default=2)\n", False),
+    "lambda_parameter_shadows_import": ("import torch\nf = lambda torch: torch.cuda\ng = torch.cuda.is_available\n"
+                                        "h = [torch.x for torch in (1,)]\n", False),
+    "comprehension_target_first_iterable": ("import os\nr = [os for os in os.listdir()]\n", True),
+    "nested_comprehension_rebinds": ("import a\nr = [[a.y for a in x] for x in a.z]\ns = a.w\n", False),
 }
 
 

@@ -18,7 +18,7 @@ in it, as long as no function nested in it imports the name again.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import libcst as cst
@@ -61,18 +61,50 @@ def _asname(alias: cst.ImportAlias) -> str | None:
 
 
 def top_level_imports(module: cst.Module) -> set[tuple[str, str | None, str | None]]:
-    """(module, obj, asname) of every import at the top of ``module``."""
+    """(module, obj, asname) of every import at the module level of ``module``, including those
+    under a module-level ``if``/``try``/``with`` (``if is_torch_available(): import torch``: the
+    file imports torch on its own terms, and an edit using ``torch`` runs where it is bound). An
+    ``import a.b`` binds ``a`` as ``import a`` does, so it counts as ``(a, None, None)`` too."""
     found: set[tuple[str, str | None, str | None]] = set()
-    for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
-            if isinstance(small, cst.Import):
-                found.update((dotted_name(alias.name), None, _asname(alias)) for alias in small.names)
-            elif isinstance(small, cst.ImportFrom) and not small.relative and not isinstance(small.names, cst.ImportStar):
-                module_name = dotted_name(small.module)
-                found.update((module_name, dotted_name(alias.name), _asname(alias)) for alias in small.names)
+    for small in _module_level_smalls(module.body):
+        if isinstance(small, cst.Import):
+            for alias in small.names:
+                name, asname = dotted_name(alias.name), _asname(alias)
+                found.add((name, None, asname))
+                if asname is None and "." in name:
+                    found.add((name.split(".")[0], None, None))
+        elif isinstance(small, cst.ImportFrom) and not small.relative and not isinstance(small.names, cst.ImportStar):
+            module_name = dotted_name(small.module)
+            found.update((module_name, dotted_name(alias.name), _asname(alias)) for alias in small.names)
     return found
+
+
+def _type_checking(test: cst.BaseExpression) -> bool:
+    name = dotted_name(test) if isinstance(test, (cst.Name, cst.Attribute)) else None
+    return name is not None and name.split(".")[-1] == "TYPE_CHECKING"
+
+
+def _module_level_smalls(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseSmallStatement]:
+    """The small statements run at module level: into ``if``/``try``/``with`` blocks, not into
+    functions or classes."""
+    for statement in body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            yield from statement.body
+        elif isinstance(statement, (cst.If, cst.Try, cst.TryStar, cst.With)):
+            if isinstance(statement, cst.If) and _type_checking(statement.test):
+                continue  # bound for the type checker only, not when the file runs
+            blocks: list[cst.BaseSuite] = [statement.body]
+            if isinstance(statement, cst.If) and statement.orelse is not None:
+                orelse = statement.orelse
+                blocks.append(orelse.body if isinstance(orelse, cst.Else) else cst.IndentedBlock(body=[orelse]))
+            if isinstance(statement, (cst.Try, cst.TryStar)):
+                blocks.extend(handler.body for handler in statement.handlers)
+                blocks.extend(part.body for part in (statement.orelse, statement.finalbody) if part is not None)
+            for block in blocks:
+                if isinstance(block, cst.IndentedBlock):
+                    yield from _module_level_smalls(block.body)
+                elif isinstance(block, cst.SimpleStatementSuite):
+                    yield from block.body
 
 
 def _matches(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias, spec: ImportSpec) -> bool:

@@ -137,6 +137,11 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         # parameters) are in ``_hard`` and answered by libcst.
         self._local_binds: dict[cst.CSTNode, set[str]] = {}
         self._hard: set[str] = set()
+        # Names a comprehension's ``for`` target or a lambda's parameter binds, with those scopes:
+        # only a node inside one of them needs libcst (dataclasses' ``field`` imported, and
+        # ``for field in fields(self)`` in one comprehension of the file).
+        self._own_binds: dict[str, list[cst.CSTNode]] = {}
+        self._own_only: set[str] = set()  # ... of those, names the file binds no other way but imports
         # scope -> name -> the assignments binding it there (None: some binding is not one)
         self._local_holders: dict[cst.CSTNode, dict[str, list[cst.CSTNode] | None]] = {}
         self._import_bases_in: dict[cst.CSTNode, set[str]] = {}  # scope -> bases its imports bind
@@ -172,7 +177,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         references on that)."""
         if self._imports is None:
             self._build()
-        return name not in self._bound_inside
+        return name not in self._bound_inside and name not in self._own_binds
 
     def imported_below(self, name: str, owner: cst.CSTNode) -> bool:
         """Whether a function or class nested in ``owner`` imports ``name`` itself."""
@@ -209,14 +214,21 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         parents = index.parents
         bound = self._bound
         binds = self._binds
+        module_bound: set[str] = set()
         # The file's names and imports from the index's per-type lists (pre-order each): not a
         # pass over every node. What each adds does not depend on the other.
         for node in index.find(index.root, cst.Name):
             if binds(node, parents):  # type: ignore[arg-type]
                 bound.add(node.value)  # type: ignore[attr-defined]
-                if not self._binds_at_module_level(node, parents):  # type: ignore[arg-type]
-                    self._bound_inside.add(node.value)  # type: ignore[attr-defined]
+                if self._binds_at_module_level(node, parents):  # type: ignore[arg-type]
+                    module_bound.add(node.value)  # type: ignore[attr-defined]
+                else:
                     scope = self._binding_scope(node, parents)  # type: ignore[arg-type]
+                    own = self._comprehension_or_lambda(node, parents) if scope is None else None  # type: ignore[arg-type]
+                    if own is not None:  # seen only from inside that scope (_names asks first)
+                        self._own_binds.setdefault(node.value, []).append(own)  # type: ignore[attr-defined]
+                        continue
+                    self._bound_inside.add(node.value)  # type: ignore[attr-defined]
                     if scope is None:
                         self._hard.add(node.value)  # type: ignore[attr-defined]
                     else:
@@ -228,6 +240,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                             holders[node.value] = None  # type: ignore[attr-defined]
                         else:
                             known.append(holder)
+        self._own_only = set(self._own_binds) - self._bound_inside - module_bound
         for node in index.find(index.root, cst.Import, cst.ImportFrom):
             self._in_imports.update(index.walk(node))
             scope = self._scope_of_statement(node)
@@ -303,6 +316,42 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
                 return current if isinstance(current, (cst.FunctionDef, cst.ClassDef)) else None
             current = parents.get(current)
         return None
+
+    @staticmethod
+    def _comprehension_or_lambda(name: cst.Name, parents: Mapping[cst.CSTNode, cst.CSTNode]) -> cst.CSTNode | None:
+        """The comprehension whose ``for`` target, or the lambda whose parameter, ``name`` is
+        (that scope's own binding), else None."""
+        holder = parents.get(name)
+        while _IS_CONTAINER[type(holder)]:
+            holder = parents.get(holder)  # type: ignore[arg-type]
+        if type(holder) not in (cst.CompFor, cst.Param):
+            return None
+        current = parents.get(holder)  # type: ignore[arg-type]
+        while current is not None:
+            if type(current) is cst.NamedExpr:
+                return None
+            if _IS_SCOPE[type(current)]:
+                own = type(current) is cst.Lambda if type(holder) is cst.Param else type(current) not in (cst.Lambda, cst.FunctionDef, cst.ClassDef)
+                return current if own else None
+            current = parents.get(current)
+        return None
+
+    def _inside(self, node: cst.CSTNode, scopes: list[cst.CSTNode]) -> bool | None:
+        """Whether ``node`` is in the own scope of one of ``scopes`` (a lambda's body; a
+        comprehension but its first iterable, which runs in the enclosing scope): True; in
+        one of them but not there: None; in none: False."""
+        parents = self._index.parents
+        below: cst.CSTNode | None = None
+        child: cst.CSTNode = node
+        current = parents.get(node)
+        while current is not None:
+            if any(current is scope for scope in scopes):
+                if type(current) is cst.Lambda:
+                    return True if child is current.body else None  # type: ignore[attr-defined]
+                for_in: cst.CompFor | None = getattr(current, "for_in", None)
+                return None if for_in is None or (child is for_in and below is for_in.iter) else True
+            below, child, current = child, current, parents.get(current)
+        return False
 
     def _locally_bound(self, base: str, chain: list[cst.CSTNode]) -> bool | None:
         """Whether a function or class body of ``chain`` (nearest first) binds ``base`` other than
@@ -402,6 +451,13 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
             return set()
         if base in self._hard:
             return self._from_libcst(node)
+        own = self._own_binds.get(base)
+        if own is not None:
+            inside_own = self._inside(node, own)
+            if inside_own is None:
+                return self._from_libcst(node)
+            if inside_own:
+                return {QualifiedName(full_name, QualifiedNameSource.LOCAL)}  # the comprehension's or lambda's own name
         if current is None or isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             chain = self._visible_scopes(node)  # a def's header: decorators, parameters, bases
         else:
@@ -438,7 +494,7 @@ class LazyQualifiedNames(Mapping[cst.CSTNode, Names]):
         assert self._imports is not None
         parts = full_name.split(".")
         root = self._index.root
-        local = base in self._bound
+        local = base in self._bound and base not in self._own_only
         for end in range(len(parts), 0, -1):
             prefix = ".".join(parts[:end])
             for scope in chain:
