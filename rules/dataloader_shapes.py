@@ -6,12 +6,12 @@ import re
 from typing import ClassVar
 
 import libcst as cst
-import libcst.matchers as m
 
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import add_keyword_keep_layout, keyword
 from porter.rules._lib.nodes import dotted
+from porter.rules._lib.tree import child_index
 
 _DATALOADER = ("torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader")
 _EVAL_TOKEN = re.compile(r"^(val|valid|validation|eval|evaluation|test|testing|dev|holdout)")
@@ -130,13 +130,14 @@ class DataLoaderShapes(Rule):
             return False
         if any(_GENERATION_TOKEN.match(token) for token in re.split(r"[_.\W]+", name.lower()) if token):
             return True
-        for loop in m.findall(self.context.module, m.For()):
+        index = child_index(self)  # the file's index: no matcher walk of the whole module per loader
+        for loop in index.find(index.root, cst.For):
             assert isinstance(loop, cst.For)
-            if name not in {dotted(n) for n in m.findall(loop.iter, m.Name() | m.Attribute())}:
+            if name not in {dotted(n) for n in index.find(loop.iter, cst.Name, cst.Attribute)}:
                 continue
-            for inner in m.findall(loop.body, m.Call(func=m.Attribute())):
-                assert isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
-                if inner.func.attr.value in _NOT_TRAINING_CALLS:
+            for inner in index.find(loop.body, cst.Call):
+                assert isinstance(inner, cst.Call)
+                if isinstance(inner.func, cst.Attribute) and inner.func.attr.value in _NOT_TRAINING_CALLS:
                     return True
             if any(self._no_grad(a) for a in self.ancestors(loop)):
                 return True

@@ -66,6 +66,10 @@ class SiteCollector:
         self.by_node = {id(loop.node): loop for loop in loops}
         self.sites: list[Site] = []
         self.followed: set[int] = set()
+        # the source text read once (``module.code`` generates the whole file again at each read)
+        self.default_device = "set_default_device" in scope.rule.context.text
+        # function -> name -> the values assigned to that plain name in it (a long training loop is walked once)
+        self.assigned: dict[int, tuple[cst.CSTNode, dict[str, list[cst.BaseExpression]]]] = {}
 
     def collect(self) -> list[Site]:
         for step_loop in self.loops:
@@ -391,23 +395,27 @@ class SiteCollector:
         function: a CPU tensor, whose read waits for no device (unless the file sets a default device)."""
         if not (isinstance(sync, cst.Call) and isinstance(sync.func, cst.Attribute) and isinstance(sync.func.value, cst.Name)):
             return False
-        if "set_default_device" in self.scope.module.code:
+        if self.default_device:
             return False
-        name = sync.func.value.value
-        values = [
-            node.value
-            for node in iter_nodes(self.index, function)
-            if isinstance(node, cst.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0].target, cst.Name)
-            and node.targets[0].target.value == name
-        ]
+        values = self._assignments(function).get(sync.func.value.value, [])
         return bool(values) and all(
             isinstance(v, cst.Call)
             and self.scope.rule.matches(v.func, *_HOST_FACTORIES)
             and not any(a.keyword is not None and a.keyword.value == "device" for a in v.args)
             for v in values
         )
+
+    def _assignments(self, function: cst.CSTNode) -> dict[str, list[cst.BaseExpression]]:
+        """The values ``function`` assigns to each plain name (``x = ...``, one target)."""
+        kept = self.assigned.get(id(function))
+        if kept is not None:
+            return kept[1]
+        found: dict[str, list[cst.BaseExpression]] = {}
+        for node in iter_nodes(self.index, function):
+            if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                found.setdefault(node.targets[0].target.value, []).append(node.value)
+        self.assigned[id(function)] = (function, found)  # the node kept: its id stays its own
+        return found
 
     def _in_interval_else(self, statement: cst.CSTNode, step_loop: StepLoop) -> bool:
         scope = self.scope
