@@ -207,15 +207,21 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         entry = per_line.setdefault(key, {"count": 0, "steps": set(), "marker": source.review_marker(stack)})
         entry["count"] += sync["count"]
         entry["steps"].add(sync["step"])
+    after_warmup = set(range(1, int(record.get("steps") or 0)))
     for (file, line, kind, inside), entry in sorted(per_line.items()):
         steps = sorted(entry["steps"])
         marker = f"; its marker `{entry['marker']}` asks for a fix, it does not excuse the sync" if entry["marker"] else ""
+        # "every step" only when it was seen at every step after warm-up; else the steps it ran at
+        listed = ", ".join(map(str, steps))
+        when = (f"every step (steps {listed}) outside a logging interval" if after_warmup <= set(steps) else
+                f"at step{'s' if len(steps) > 1 else ''} {listed} of steps {min(after_warmup)}-{max(after_warmup)}, "
+                "outside a logging interval (not every step: an outer loop or a condition porter does not read "
+                "as an interval)")
         out.append(
             Finding(
                 kind="host-sync",
                 severity=ERROR,
-                message=f"host sync `{kind}` every step (steps {', '.join(map(str, steps))}) outside a logging "
-                f"interval{inside}{marker}",
+                message=f"host sync `{kind}` {when}{inside}{marker}",
                 file=_rel(file, base),
                 line=line,
                 rule=RULE_HOST_SYNC_CONTROL if kind == "__bool__" else RULE_HOST_SYNC,

@@ -339,3 +339,13 @@ def test_a_library_sync_is_named_at_the_scripts_own_line() -> None:
     calls = {own, marked_line("library_sync.py", "CALLS-NOISY")}
     assert {(b["file"], b["line"]) for b in breaks} == {("library_sync.py", n) for n in calls}, breaks
     assert all("inside a library this line calls: steplib.py:" in b["message"] for b in breaks)
+
+
+def test_a_sync_once_per_outer_loop_is_named_with_its_steps() -> None:
+    """Still a failing finding (porter does not read an epoch loop as a logging interval), but the
+    message says the steps it ran at, not "every step"."""
+    code, report = check("outer_loop_sync.py", "--steps", "5")
+    assert code == 1
+    (sync,) = findings(report, "host-sync")
+    assert sync["line"] == marked_line("outer_loop_sync.py", "EPOCH-SYNC")
+    assert sync["message"].startswith("host sync `item` at steps 2, 4 of steps 1-4, outside a logging interval (not every"), sync["message"]
