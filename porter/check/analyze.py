@@ -260,9 +260,11 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                     severity=ERROR,
                     message=f"{graph['kind']} graph of {graph['region']} has symbolic sizes "
                     f"({'; '.join(graph['symbolic'][:4])}): TorchNeuron requires static shapes",
-                    # the line that called the compiled code (the call whose sizes changed)
-                    file=_rel(graph.get("call_file"), base) if graph.get("call_line") else None,
-                    line=graph.get("call_line") or None,
+                    # the line that called the compiled code (the call whose sizes changed), the
+                    # script's own when that call is a library's
+                    file=_rel(_own_site(graph.get("call_file"), graph.get("call_line"), graph.get("call_via"))[0], base)
+                    if graph.get("call_line") else None,
+                    line=_own_site(graph.get("call_file"), graph.get("call_line"), graph.get("call_via"))[1] or None,
                     rule=RULE_COMPILE,
                 )
             )
@@ -595,14 +597,16 @@ def target_description(target: str) -> str:
 
 
 def _counted(kind: str, severity: str, message: str, entry: dict[str, Any], rule: str, base: str) -> Finding:
-    """A finding for a harness record entry that carries ``file``, ``line`` and ``count``."""
+    """A finding for a harness record entry that carries ``file``, ``line`` and ``count`` (and
+    ``via``, the script's own line, where the entry's line is a library's)."""
+    file, line, inside = _own_site(entry["file"], entry["line"], entry.get("via"))
     return Finding(
         kind=kind,
         severity=severity,
-        message=message,
-        file=_rel(entry["file"], base),
-        line=entry["line"],
+        message=message + inside,
+        file=_rel(file, base),
+        line=line,
         rule=rule,
         count=entry["count"],
-        detail=source.source_line(entry["file"], entry["line"]) or None,
+        detail=source.source_line(file, line) or None,
     )

@@ -339,6 +339,9 @@ def test_a_library_sync_is_named_at_the_scripts_own_line() -> None:
     calls = {own, marked_line("library_sync.py", "CALLS-NOISY")}
     assert {(b["file"], b["line"]) for b in breaks} == {("library_sync.py", n) for n in calls}, breaks
     assert all("inside a library this line calls: steplib.py:" in b["message"] for b in breaks)
+    (mix,) = findings(report, "device-mixing")
+    assert (mix["file"], mix["line"]) == ("library_sync.py", marked_line("library_sync.py", "CALLS-MIX"))
+    assert "inside a library this line calls: steplib.py:" in mix["message"] and "LIB-MIX" in mix["message"]
 
 
 def test_a_sync_once_per_outer_loop_is_named_with_its_steps() -> None:

@@ -20,7 +20,7 @@ import torch.fx as tfx
 
 from porter.check import gaps, lowering
 from porter.check.harness.device_mode import dev_of, tag
-from porter.check.harness.state import STATE, quiet, stage, user_location
+from porter.check.harness.state import STATE, project_frame, quiet, stage, user_location
 
 _counter = {"graph": 0}
 
@@ -73,7 +73,7 @@ class NeuronEmulatedBackend:
         # where the compiled code was called from (a symbolic-shape finding is named at that line)
         call_file, call_line = user_location()
         state = {"region": region, "compile_id": compile_id, "shapes": shapes, "symbolic": symbolic, "modules": modules,
-                 "call": (call_file, call_line)}
+                 "call": (call_file, call_line), "call_via": project_frame()}
         aot = aot_autograd(
             fw_compiler=self._compiler("forward", state),
             bw_compiler=self._compiler("backward", state),
@@ -170,6 +170,7 @@ class NeuronEmulatedBackend:
                 "symbolic": state["symbolic"],
                 "call_file": state["call"][0],
                 "call_line": state["call"][1],
+                "call_via": state["call_via"],  # the script's own line, when the call is a library's
                 "lowered": result.ok,
                 "status": status,
                 "error": None if result.ok else result.error,

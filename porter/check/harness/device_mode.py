@@ -22,7 +22,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
 from porter.check.harness import neuron_module
-from porter.check.harness.state import STATE, backward_done, quiet, user_location, user_stack
+from porter.check.harness.state import STATE, backward_done, in_library, project_frame, quiet, user_location, user_stack
 
 TAG = "_porter_dev"
 _HOOKED = "_porter_grad_hooked"
@@ -257,7 +257,7 @@ class DeviceMode(TorchFunctionMode):
             return
         if plain and func not in MIXING_OK and not _asked_by_mesh_code():  # FSDP2's own CPU-mesh buffers
             file, line = user_location()
-            STATE.mixing[(_name(func), file, line)] += 1
+            STATE.mixing[(_name(func), file, line, project_frame() if in_library(file) else None)] += 1
         if _in_place(func):
             return  # its output is its first argument, which stays where it is (a CPU copy_ target stays CPU)
         self._tag_outputs(out, tagged, func)

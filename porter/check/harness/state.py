@@ -54,7 +54,7 @@ class State:
     placements: Counter = field(default_factory=Counter)  # (requested, resolved, file, line) -> n
     cuda_uses: Counter = field(default_factory=Counter)  # (api, file, line) -> n
     float64: Counter = field(default_factory=Counter)  # (op, file, line) -> n
-    mixing: Counter = field(default_factory=Counter)  # (op, file, line) -> n
+    mixing: Counter = field(default_factory=Counter)  # (op, file, line, the script's own frame or None) -> n
     fused_scaler: Counter = field(default_factory=Counter)  # (optimizer class, file, line) -> n
     graph_breaks: list[dict[str, Any]] = field(default_factory=list)
     recompiles: list[dict[str, Any]] = field(default_factory=list)
@@ -240,7 +240,7 @@ def dump() -> dict[str, Any]:
         ],
         "cuda_uses": [{"api": a, "file": f, "line": ln, "count": n} for (a, f, ln), n in s.cuda_uses.items()],
         "float64": [{"op": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.float64.items()],
-        "mixing": [{"op": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.mixing.items()],
+        "mixing": [{"op": o, "file": f, "line": ln, "via": via, "count": n} for (o, f, ln, via), n in s.mixing.items()],
         "fused_scaler": [{"optimizer": o, "file": f, "line": ln, "count": n} for (o, f, ln), n in s.fused_scaler.items()],
         "graph_breaks": s.graph_breaks,
         "recompiles": s.recompiles,

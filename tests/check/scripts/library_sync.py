@@ -20,7 +20,7 @@ def forward(x):
 
 step_fn = torch.compile(forward, backend="neuron")
 for step in range(6):
-    x = torch.randn(4, 8).to(device)
+    x = steplib.with_cpu_bias(torch.randn(4, 8).to(device))  # CALLS-MIX
     loss = steplib.checked(step_fn(x).pow(2).mean())  # CALLS-LIB
     loss.backward()
     opt.step()
