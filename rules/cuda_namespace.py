@@ -232,7 +232,11 @@ class CudaNamespace(Rule):
         torch.cuda.manual_seed, "cpu": torch.manual_seed}``, or ``TABLE["xla"] =
         torch.cuda.empty_cache``) is kept with an NRN104 marker: it is that device's own entry,
         and ``torch.neuron.X`` there would be read at import where torch-neuronx is not installed
-        (transformers' ``testing_utils`` broke on a CPU-only host that way).
+        (transformers' ``testing_utils`` broke on a CPU-only host that way). Any other such name
+        taken as a value (``seed = torch.cuda.manual_seed``, ``partial(torch.cuda.manual_seed_all,
+        s)``) of a function that is a no-op or a zero without CUDA (the seeds, ``empty_cache``, the
+        memory counters), outside an availability or device test, is kept the same way: no guard
+        can wrap a value, and the renamed one is read wherever the line runs.
         Name heuristic: ``torch.cuda`` names are matched by qualified name (any import spelling);
         "the branch a test opens" is the ``if``/``while`` body or the conditional expression's
         first value whose test holds the call (``rules/_lib/branches.py``), searched for CUDA-only
@@ -373,6 +377,15 @@ class CudaNamespace(Rule):
                 elif ACCELERATOR_MEMORY[head] in _CPU_VALUES:
                     self._guard_value(node, _CPU_VALUES[ACCELERATOR_MEMORY[head]])
             return
+        if rest == head and self._taken_as_value(node, head):
+            self.mark(
+                node,
+                f"torch.cuda.{head} taken as a value (not called here), kept: renamed, it would read torch.neuron, which "
+                "exists only with torch-neuronx, where torch.cuda's no-op ran on a CPU-only machine; where it is called, "
+                f"call torch.neuron.{RENAMED.get(head, head)} under `if torch.accelerator.is_available():`",
+                code="NRN104",
+            )
+            return
         if rest == head and not port_arguments(self, node, head):
             return  # renamed, the call could only fail on Neuron: kept, with a marker
         self._rename(node, RENAMED.get(head, head) + rest[len(head) :], rest)
@@ -382,6 +395,17 @@ class CudaNamespace(Rule):
             self._guard_statement(node)
         elif RENAMED.get(head, head) in _CPU_VALUES and rest == head:
             self._guard_value(node, _CPU_VALUES[RENAMED.get(head, head)])
+
+    def _taken_as_value(self, node: cst.CSTNode, head: str) -> bool:
+        """``seed = torch.cuda.manual_seed`` (or a partial of it, a table entry): a function that is a
+        no-op or a zero without CUDA, not called here and not under an availability test. Renamed it
+        would read ``torch.neuron`` wherever the line runs, and no guard can wrap a value."""
+        if head not in _CPU_HARMLESS and RENAMED.get(head, head) not in _CPU_VALUES:
+            return False
+        call = self.parent(node)
+        if isinstance(call, cst.Call) and call.func is node:
+            return False
+        return not (under_availability_test(self, node) or self._under_accelerator_test(node) or self._under_device_test(node))
 
     def _styled(self, message: str) -> str:
         """A note's advice in the style the port writes: with ``--style accelerator`` a
