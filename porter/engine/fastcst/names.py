@@ -20,10 +20,12 @@ statements and the scopes enclosing the node, the way libcst's scope rules would
 A name that is imported and also bound some other way at module level (``except ImportError:
 torch = None``) gets both, as in libcst. A name imported and bound some other way in a function or
 class body (a parameter, a ``for`` target, a method name) is LOCAL where that body is the nearest
-scope of the enclosing ones to bind it, and goes through the imports elsewhere. A name bound where
-the scope takes more than that to tell (``global``/``nonlocal``, a walrus, a lambda's or a
-comprehension's own names, type parameters, a scope that both imports and binds it, a use inside a
-comprehension), and anything this module cannot place, are answered by libcst's own provider,
+scope of the enclosing ones to bind it, and goes through the imports elsewhere. An imported name that
+a comprehension's ``for`` target or a lambda's parameter binds is LOCAL in that comprehension's or
+lambda's own scope and goes through the imports outside it. A name bound where the scope takes more
+than that to tell (``global``/``nonlocal``, a walrus, type parameters, a scope that both imports and
+binds it, a use inside a comprehension, a use in the first iterable or the defaults of the
+comprehension or lambda binding it), and anything this module cannot place, are answered by libcst's own provider,
 computed for the file on first need (its scope analysis costs more than the parse). Nodes inside an import statement
 have no names (libcst gives them no scope either).
 Names that no import binds are local (``X``, source LOCAL, without libcst's ``f.<locals>.``
