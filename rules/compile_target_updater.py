@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import ClassVar
 
 import libcst as cst
+import libcst.matchers as m
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.imported import imported_module
 from porter.engine.rule import Rule
-from porter.rules._lib.imports import torch_alias
+from porter.rules._lib.imports import import_binding, torch_alias
 from porter.rules._lib.nodes import dotted
 from porter.rules._tables.compile import COUNTING_TARGET_UPDATERS
 
@@ -147,7 +148,7 @@ class EagerTargetUpdater(Rule):
     def _returns_counter(self, func: cst.BaseExpression, position: int | None) -> bool:
         """``func`` is a top-level function of this file or of a project module whose every return
         gives a counting updater (at ``position`` of a returned tuple)."""
-        if isinstance(func, cst.Name) and func.value not in _top_level_imports(self.context.module):
+        if isinstance(func, cst.Name) and import_binding(self.context.module, func.value) is None:
             local = _top_level_function(self.context.module, func.value)
             if local is not None:
                 return _function_returns_counter(local, position, lambda f: self.matches(f, *COUNTING_TARGET_UPDATERS))
@@ -158,7 +159,7 @@ class EagerTargetUpdater(Rule):
             tree = imported_module(self.options, module, defining=name) if self.options.imports else None
             defined = _top_level_function(tree, name) if tree is not None else None
             if tree is not None and defined is not None:
-                return _function_returns_counter(defined, position, partial(_counts_in, _top_level_imports(tree)))
+                return _function_returns_counter(defined, position, partial(_counts_in, tree))
         return False
 
 
@@ -195,10 +196,7 @@ def _blocks(statement: cst.BaseStatement) -> Iterator[tuple[cst.BaseStatement, .
 
 
 def _binds(function: cst.FunctionDef, name: str) -> bool:
-    """``name`` is a parameter of ``function`` or assigned in its own body (then it is local)."""
-    params = function.params
-    if any(p.name.value == name for p in (*params.posonly_params, *params.params, *params.kwonly_params)):
-        return True
+    """``name`` is a parameter of ``function`` or bound in its own body (then it is local)."""
     return _assigned(function, name) != []
 
 
@@ -253,19 +251,10 @@ def _position(target: cst.BaseExpression, name: str) -> int | None:
     return None
 
 
-def _names(node: object) -> set[str]:
-    out: set[str] = set()
-
-    class _V(cst.CSTVisitor):
-        def visit_Name(self, n: cst.Name) -> None:
-            out.add(n.value)
-
-    if isinstance(node, cst.CSTNode):
-        node.visit(_V())
-    elif isinstance(node, (list, tuple)):
-        for item in node:
-            out |= _names(item)
-    return out
+def _names(node: cst.CSTNode | Sequence[cst.CSTNode]) -> set[str]:
+    """Every Name under ``node`` (or under each node of a sequence)."""
+    nodes = [node] if isinstance(node, cst.CSTNode) else list(node)
+    return {n.value for inner in nodes for n in m.findall(inner, m.Name()) if isinstance(n, cst.Name)}
 
 
 def _top_level_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
@@ -299,42 +288,17 @@ def _function_returns_counter(function: cst.FunctionDef, position: int | None,
     return True
 
 
-def _top_level_imports(module: cst.Module) -> Mapping[str, str]:
-    """Local name -> qualified name of a module's top-level ``import`` / ``from ... import``."""
-    found: dict[str, str] = {}
-    for statement in module.body:
-        for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
-            if isinstance(small, cst.ImportFrom) and small.module is not None and not small.relative and not isinstance(small.names, cst.ImportStar):
-                source = dotted(small.module)
-                for alias in small.names:
-                    imported = dotted(alias.name)
-                    local = alias.asname.name.value if alias.asname and isinstance(alias.asname.name, cst.Name) else imported
-                    if source and imported and local:
-                        found[local] = f"{source}.{imported}"
-            elif isinstance(small, cst.Import):
-                for alias in small.names:
-                    imported = dotted(alias.name)
-                    if imported is None:
-                        continue
-                    if alias.asname and isinstance(alias.asname.name, cst.Name):
-                        found[alias.asname.name.value] = imported
-                    else:
-                        found[imported.split(".")[0]] = imported.split(".")[0]
-    return found
-
-
-def _counts_in(imports: Mapping[str, str], callee: cst.BaseExpression) -> bool:
-    """``callee``, read through another module's ``imports``, is a counting target updater."""
-    return _qualified_in(callee, imports) in COUNTING_TARGET_UPDATERS
-
-
-def _qualified_in(func: cst.BaseExpression, imports: Mapping[str, str]) -> str | None:
-    """``func`` (a name or a dotted attribute chain) qualified through a module's imports."""
-    text = dotted(func)
+def _counts_in(module: cst.Module, callee: cst.BaseExpression) -> bool:
+    """``callee``, a name or dotted chain of ``module`` (another file), read through that module's
+    top-level imports, is a counting target updater."""
+    text = dotted(callee)
     if text is None:
-        return None
+        return False
     head, _, rest = text.partition(".")
-    base = imports.get(head)
-    if base is None:
-        return None
-    return f"{base}.{rest}" if rest else base
+    binding = import_binding(module, head)
+    if binding is None:
+        return False
+    source, obj, asname = binding
+    # from a import B -> a.B; import a.b as m -> a.b; import a.b -> a (it binds the head)
+    base = f"{source}.{obj}" if obj else source if asname else head
+    return (f"{base}.{rest}" if rest else base) in COUNTING_TARGET_UPDATERS

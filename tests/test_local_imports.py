@@ -253,3 +253,18 @@ def test_a_hard_update_returned_by_a_helper_modules_function_is_stepped_eagerly(
     assert (tmp_path / "out" / "soft.py").read_bytes() == (src / "soft.py").read_bytes()  # SoftUpdate: traced as it is
     assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
     assert (tmp_path / "again" / "train.py").read_text() == ported
+
+
+@pytest.mark.parametrize(
+    ("spelling", "made"),
+    [("import torchrl.objectives as objectives", "objectives.HardUpdate"), ("import torchrl.objectives", "torchrl.objectives.HardUpdate"),
+     ("from torchrl.objectives import HardUpdate as Hard", "Hard")],
+    ids=["module_alias", "dotted_import", "class_alias"],
+)
+def test_the_helper_modules_own_import_spellings_are_read(tmp_path: Path, spelling: str, made: str) -> None:
+    helpers = (f"{spelling}\n\n\ndef make_discrete_loss(cfg, model):\n    loss_module = model\n"
+               f"    target_net_updater = {made}(loss_module, value_network_update_interval=cfg.interval)\n"
+               "    return loss_module, target_net_updater\n")
+    src = project(tmp_path / "src", {"utils.py": helpers, "train.py": COMPILED_UPDATE.format(maker="make_discrete_loss")})
+    assert port([src], tmp_path / "out") == 0
+    assert "torch.compiler.disable(target_net_updater.step)()" in (tmp_path / "out" / "train.py").read_text()

@@ -254,17 +254,17 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
     # -- graphs: lowering, symbolic shapes -----------------------------------------------------------
     for graph in record.get("graphs", []):
         if graph.get("symbolic"):
+            # the line that called the compiled code (the call whose sizes changed), the script's
+            # own when that call is a library's
+            call_file, call_line, _ = _own_site(graph.get("call_file"), graph.get("call_line"), graph.get("call_via"))
             out.append(
                 Finding(
                     kind="symbolic-shape",
                     severity=ERROR,
                     message=f"{graph['kind']} graph of {graph['region']} has symbolic sizes "
                     f"({'; '.join(graph['symbolic'][:4])}): TorchNeuron requires static shapes",
-                    # the line that called the compiled code (the call whose sizes changed), the
-                    # script's own when that call is a library's
-                    file=_rel(_own_site(graph.get("call_file"), graph.get("call_line"), graph.get("call_via"))[0], base)
-                    if graph.get("call_line") else None,
-                    line=_own_site(graph.get("call_file"), graph.get("call_line"), graph.get("call_via"))[1] or None,
+                    file=_rel(call_file, base) if call_line else None,
+                    line=call_line or None,
                     rule=RULE_COMPILE,
                 )
             )
