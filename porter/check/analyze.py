@@ -249,7 +249,8 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
                 detail=source.source_line(file, line) or None,
             )
         )
-    out.extend(_recompile_findings(record.get("recompiles", []), int(record.get("steps") or 0), base))
+    out.extend(_recompile_findings(record.get("recompiles", []), int(record.get("steps") or 0), base,
+                                   _first_compiled(record.get("graphs", []))))
 
     # -- graphs: lowering, symbolic shapes -----------------------------------------------------------
     for graph in record.get("graphs", []):
@@ -380,20 +381,50 @@ def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], 
 # Neuron, not a compile per step. It is a warning, and only when the run went on long enough to see
 # it stable (steps 2.. compiled that region nothing new) and it happened at most WARMUP_RECOMPILES
 # times for that region. Any recompile at step >= 2 is instability: an error.
+# A region first compiled later (a collector's policy, first called once its random frames are
+# collected) has its warm-up counted from there: its recompiles at that step and the next are
+# warm-up, under the same bound, and the step after them must compile it nothing new.
 WARMUP_STEP = 1
 WARMUP_RECOMPILES = 2
 MIN_STEPS_STABLE = WARMUP_STEP + 2  # steps 0..2 run: step 2 is the first one that shows it stable
+_FRAME = re.compile(r"^(\d+)/\d+:")
 
 
-def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: str) -> list[Finding]:
+def _first_compiled(graphs: list[dict[str, Any]]) -> dict[str, int]:
+    """The step each Dynamo frame (the N of compile id N/M) was first compiled at."""
+    first: dict[str, int] = {}
+    for graph in graphs:
+        frame = str(graph.get("compile_id", "")).split("/")[0]
+        if frame.isdigit():
+            first[frame] = min(first.get(frame, int(graph.get("step") or 0)), int(graph.get("step") or 0))
+    return first
+
+
+def _late_start(rec: dict[str, Any], first: dict[str, int]) -> int:
+    """The step the recompiled frame was first compiled at when after step 0 (the guard's compile id
+    names it), else 0."""
+    match = _FRAME.match(str(rec.get("reason", "")))
+    return first.get(match.group(1), 0) if match else 0
+
+
+def _in_warmup(step: int, start: int) -> bool:
+    """Step 1 for a region first compiled at step 0; its first step and the next for one compiled later."""
+    return start <= step <= start + WARMUP_STEP if start else step == WARMUP_STEP
+
+
+def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: str,
+                        first: dict[str, int] | None = None) -> list[Finding]:
     """Findings for Dynamo's recompiles under the policy above (mode switches compiled once are info)."""
+    first = first or {}
     out: list[Finding] = []
+    late = {rec.get("function"): start for rec in recompiles if (start := _late_start(rec, first)) > 0}
     grad_mode_switches: dict[tuple[Any, str], int] = defaultdict(int)
     # frames recompiled during a compiled function's first call: shared by two compiled functions
     shared_frames = {rec.get("function") for rec in recompiles
                      if rec.get("step", 0) >= 1 and rec.get("first_call") and not _mode_switch(str(rec.get("reason", "")))}
     unstable = {rec.get("function") for rec in recompiles
-                if rec.get("step", 0) > WARMUP_STEP and not _mode_switch(str(rec.get("reason", "")))
+                if rec.get("step", 0) > late.get(rec.get("function"), 0) + WARMUP_STEP
+                and not _mode_switch(str(rec.get("reason", "")))
                 and rec.get("function") not in shared_frames}
     at_warmup: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     shared: dict[Any, list[dict[str, Any]]] = defaultdict(list)
@@ -415,24 +446,28 @@ def _recompile_findings(recompiles: list[dict[str, Any]], steps_run: int, base: 
                 what = (f"graph for the other value of {switch.split()[1]} (a bool: one graph per value, compiled once)"
                         if switch.startswith("bool ") else f"evaluation graph ({switch} switch, compiled once)")
                 severity = INFO
-        elif step == WARMUP_STEP:
+        elif _in_warmup(step, late.get(rec.get("function"), 0)):
             at_warmup[rec.get("function")].append(rec)
             continue
         out.append(_recompile(rec, severity, what + f" (step {step}) of {rec.get('function')}: {reason}", base))
     for function, recs in at_warmup.items():
         n, reasons = len(recs), "; ".join(dict.fromkeys(str(r.get("reason", "")) for r in recs))
+        start = late.get(function, 0)
+        last = start + WARMUP_STEP
+        when = (f"steps {start}-{last}, from its first compile at step {start}" if start else f"step {WARMUP_STEP}")
         if function in unstable:
-            why = f"recompiled again at step >= {WARMUP_STEP + 1}: not stable"
+            why = f"recompiled again at step >= {last + 1}: not stable"
         elif n > WARMUP_RECOMPILES:
             why = f"more than the warm-up bound of {WARMUP_RECOMPILES}"
-        elif steps_run < MIN_STEPS_STABLE:
-            why = f"only {steps_run} step(s) run: --steps {MIN_STEPS_STABLE} or more shows whether it is warm-up only"
+        elif steps_run < start + MIN_STEPS_STABLE:
+            why = (f"only {steps_run} step(s) run: --steps {start + MIN_STEPS_STABLE} or more shows whether it is "
+                   "warm-up only")
         else:
-            out.append(_recompile(recs[0], WARNING, f"recompiled {n} time(s) during warm-up (step {WARMUP_STEP}), stable "
-                                  f"after (steps {WARMUP_STEP + 1}-{steps_run - 1} compiled nothing new) of {function}: {reasons}",
+            out.append(_recompile(recs[0], WARNING, f"recompiled {n} time(s) during warm-up ({when}), stable "
+                                  f"after (steps {last + 1}-{steps_run - 1} compiled nothing new) of {function}: {reasons}",
                                   base, kind="warm-up-recompile", count=n))
             continue
-        out.extend(_recompile(r, ERROR, f"recompile after warm-up (step {WARMUP_STEP}; {why}) of {function}: "
+        out.extend(_recompile(r, ERROR, f"recompile after warm-up ({when}; {why}) of {function}: "
                               f"{r.get('reason', '')}", base) for r in recs)
     out.extend(_shared_frame_findings(shared, steps_run, base))
     return out

@@ -196,6 +196,37 @@ def test_step_1_recompile_is_warmup_only_when_the_run_shows_it_stable() -> None:
         ("recompile", "error"), ("recompile", "error"), ("warm-up-recompile", "warning")]
 
 
+def test_a_region_first_compiled_late_has_its_warmup_counted_from_its_first_compile() -> None:
+    """torchrl's collector compiles its policy itself and first calls it once the random frames are in
+    (dqn_cartpole: frame 9 first compiled at step 2, rebuilt at its second call on tensordict's key
+    count). Its warm-up is its own first step and the next, not step 1 of the run."""
+    policy = "wrapper at common.py:219"
+    graphs = [{"compile_id": "0/0", "step": 0}, {"compile_id": "9/0", "step": 2}, {"compile_id": "9/1", "step": 2}]
+
+    def kinds(steps: list[int], steps_run: int) -> list[tuple[str, str, str]]:
+        recompiles = [{"function": policy, "file": "/x/train.py", "line": 9, "step": step,
+                       "reason": f"9/{n}: len(args[1]._tensordict) == 8"} for n, step in enumerate(steps)]
+        record = {"reached_device": True, "steps": steps_run, "recompiles": recompiles, "graphs": graphs}
+        return [(f.kind, f.severity, f.message.split(" of ")[0]) for f in analyze.findings_of(record, "/x/train.py")]
+
+    assert kinds([2], 5) == [("warm-up-recompile", "warning",
+                              "recompiled 1 time(s) during warm-up (steps 2-3, from its first compile at step 2), "
+                              "stable after (steps 4-4 compiled nothing new)")]
+    assert kinds([2, 3], 6) == [("warm-up-recompile", "warning", kinds([2, 3], 6)[0][2])]
+    # too few steps after it to see it stable; or compiled again after its warm-up
+    assert [k[:2] for k in kinds([2], 3)] == [("recompile", "error")]
+    assert "--steps 5 or more" in analyze.findings_of(
+        {"reached_device": True, "steps": 3, "graphs": graphs, "recompiles": [
+            {"function": policy, "file": "/x/train.py", "line": 9, "step": 2, "reason": "9/0: x"}]},
+        "/x/train.py")[0].message
+    assert [k[:2] for k in kinds([2, 4], 6)] == [("recompile", "error")] * 2
+    # a frame compiled at step 0 keeps the step policy: a recompile at step 2 is after warm-up
+    early = {"reached_device": True, "steps": 6, "graphs": graphs,
+             "recompiles": [{"function": "update at /x/train.py:3", "file": "/x/train.py", "line": 3, "step": 2,
+                             "reason": "0/0: L['x'] size mismatch"}]}
+    assert [f.severity for f in analyze.findings_of(early, "/x/train.py")] == ["error"]
+
+
 def _shared_at(step: int, caller: str | None, first: bool, function: str = "step at adam.py:214") -> dict:
     return {"function": function, "file": "/x/train.py", "line": 9, "reason": "4/0: grad is None", "step": step,
             "caller": caller, "first_call": caller if first else None}
