@@ -104,6 +104,10 @@ def _env(spec: RunSpec, rank: int, port: int) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # str/bytes hashes (set iteration order) the same in every run and every child: harness/entropy.py
     env["PYTHONHASHSEED"] = str(spec.seed % 2**32)
+    # A Hydra app's crash then raises its own exception, with its traceback, instead of Hydra printing
+    # the message and exiting 1 (hydra/_internal/utils.py, run_and_report): the crash is named at the
+    # script's line that raised, not at its `main()` call.
+    env.setdefault("HYDRA_FULL_ERROR", "1")
     env.update(dict(spec.extra_env))
     if spec.target == "emulated":
         # Never autoload a real torch_neuronx into an emulated run.

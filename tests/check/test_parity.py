@@ -123,6 +123,17 @@ def test_runs_pin_the_hash_seed() -> None:
     assert _env(RunSpec(script="train.py", seed=7), 0, 0)["PYTHONHASHSEED"] == "7"
 
 
+def test_hydra_apps_raise_their_own_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hydra prints a task's exception and exits 1 unless HYDRA_FULL_ERROR is set: the check sets it
+    so the crash keeps its traceback (named at the script's line); a user's own value is kept."""
+    from porter.check.runner import RunSpec, _env
+
+    monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
+    assert _env(RunSpec(script="train.py"), 0, 0)["HYDRA_FULL_ERROR"] == "1"
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "0")
+    assert _env(RunSpec(script="train.py"), 0, 0)["HYDRA_FULL_ERROR"] == "0"
+
+
 @pytest.mark.slow
 def test_original_that_differs_from_itself_is_named() -> None:
     # the port is right, but the original's data come from a generator seeded by the clock (the
