@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource, ScopeProvider
 
 from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import ImportSpec, Safety
@@ -23,6 +23,11 @@ _INDUCTOR_CONFIG = "torch._inductor.config"
 _FORWARDER_NAMES = frozenset(name.rsplit(".", 1)[-1] for name in COMPILE_FORWARDERS)
 _BACKEND_SETTING = re.compile(r"(?i)^(torch_?compile|(torch_?)?compile_backend|dynamo_backend|backend)$")
 
+
+# What only a torch module is asked for: a receiver read with one of these is taken as nn.Module.
+_MODULE_METHODS = frozenset({"parameters", "named_parameters", "buffers", "modules", "children", "state_dict",
+                             "load_state_dict", "train", "eval", "to", "cuda", "cpu", "half", "float", "bfloat16",
+                             "forward", "zero_grad", "requires_grad_", "apply", "register_forward_hook"})
 
 class CompileBackend(Rule):
     """Port existing ``torch.compile`` uses to TorchNeuron's ``neuron`` backend.
@@ -76,8 +81,11 @@ class CompileBackend(Rule):
         overwritten, the marker says to set it to False. ``model.compile(...)`` has no qualified name: any ``X.compile(...)``
         whose receiver is not an imported module (so not ``re.compile``) and whose arguments are
         all ``torch.compile`` keywords (so not Keras' ``model.compile(optimizer=..., loss=...)``) is
-        taken as ``nn.Module.compile``; a user class with its own such ``compile`` method would be
-        rewritten too (known miss). ``torch._dynamo.optimize(...)`` (legacy) is not ported.
+        taken as ``nn.Module.compile``, except a bare ``X.compile()`` whose ``X`` is a name bound only
+        to calls of things imported from outside torch and never used as a module in its scope (no
+        ``.parameters()``/``.to()``/``.train()``-like read, never called): another library's compiler
+        (``runner = ClientRunner(...)``; ``runner.compile()``) is left alone. A user class with its
+        own such ``compile`` method would be rewritten too (known miss). ``torch._dynamo.optimize(...)`` (legacy) is not ported.
     """
 
     code: ClassVar[str] = "NRN401"
@@ -177,7 +185,35 @@ class CompileBackend(Rule):
             return False
         if any(arg.keyword is None or arg.keyword.value not in COMPILE_KEYWORDS for arg in call.args):
             return False
-        return not self._imported(func.value)
+        return not self._imported(func.value) and not (not call.args and self._library_object(func.value))
+
+    def _library_object(self, receiver: cst.BaseExpression) -> bool:
+        """``runner.compile()`` where ``runner = ClientRunner(...)``: a name every binding of which is
+        a call of something imported from outside torch, and that its scope never uses as a module
+        (no ``.parameters()``, ``.to(...)``, ``.train()``, ... on it, never called): another
+        library's own ``compile`` (Hailo's compiler), not ``nn.Module.compile``."""
+        if not isinstance(receiver, cst.Name):
+            return False
+        scope = self.get_metadata(ScopeProvider, receiver, None)
+        if scope is None or receiver.value not in scope:
+            return False
+        for assignment in scope[receiver.value]:
+            node = getattr(assignment, "node", None)
+            holder = self.parent(node) if node is not None else None
+            assign = self.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+            if not (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)):
+                return False
+            callee = self.get_metadata(QualifiedNameProvider, assign.value.func, set())
+            if not callee or any(n.source is not QualifiedNameSource.IMPORT or n.name.split(".")[0] == "torch"
+                                 for n in callee):
+                return False
+        for access in scope.accesses[receiver.value]:
+            parent = self.parent(access.node)
+            if isinstance(parent, cst.Call) and parent.func is access.node:
+                return False
+            if isinstance(parent, cst.Attribute) and parent.attr.value in _MODULE_METHODS:
+                return False
+        return True
 
     def _imported(self, node: cst.BaseExpression) -> bool:
         root: cst.BaseExpression = node
