@@ -30,6 +30,9 @@ from porter.rules._lib.precision import (
 from porter.rules._lib.tree import holder_through_choices
 
 _BF16_DTYPES = frozenset({"torch.bfloat16"})
+# Calls that read a dtype's properties, and numpy's float16 (a pair with it binds a format's dtype).
+_DTYPE_FACTS = frozenset({"torch.finfo", "torch.iinfo"})
+_NUMPY_FP16 = frozenset({"numpy.float16", "numpy.half"})
 _FP16_NAMES = frozenset({name.rsplit(".", 1)[-1] for name in FP16_DTYPES} | {"half", "HalfTensor"})
 _FP16_STRINGS = frozenset({"float16", "half"})
 
@@ -68,7 +71,11 @@ class HalfToBf16(Rule):
         does not change). float16 in a kept table of named options (``DTYPES = {"16-true":
         torch.float16, "bf16-true": torch.bfloat16}``) is the user's choice: kept, NRN208 marker. So is
         float16 in a list/tuple/set of dtypes (``valid = (torch.float16, torch.bfloat16)``: a table of
-        supported dtypes, where bfloat16 would appear twice), left as written. Comparisons (``x.dtype == torch.float16``) are left alone:
+        supported dtypes, where bfloat16 would appear twice), left as written. So is float16 stated as
+        a fact rather than chosen: ``torch.finfo(torch.float16)`` (its range), a pair with numpy's
+        float16 (``{"tensor(float16)": (torch.float16, np.float16)}``: one format's dtype in both
+        libraries), and a cast to a host copy (``t.to(torch.float16).cpu().numpy()``, as ``.half()``
+        above: numpy has no bfloat16). Comparisons (``x.dtype == torch.float16``) are left alone:
         they select, they do not produce float16, and after the port their fp16 branch is simply
         not taken; so are dict keys (``{torch.float16: 312.5}`` lookups). So is the float16 default
         of a parameter named for a communication / reduction / accumulation dtype
@@ -213,6 +220,8 @@ class HalfToBf16(Rule):
             return  # {torch.float16: ...} looks values up: a selector, like a comparison
         if fp16_paired(node, self.parent, self.qualified) or self._explicit(node) or self._option_table(node):
             return
+        if self._describes_float16(node):
+            return
         if self._off:
             return  # --style accelerator: only the user's explicit float16 choices get the advice
         if _reduction_default(node, self.parent(node)):
@@ -228,6 +237,22 @@ class HalfToBf16(Rule):
         for name in self.qualified(node):
             module, _, obj = name.rpartition(".")
             self.drop_import_if_unused(ImportSpec(module, obj, text if text != obj else None))
+
+    def _describes_float16(self, node: cst.Attribute | cst.Name) -> bool:
+        """float16 as a fact, not a training precision: ``torch.finfo(torch.float16)`` (its range),
+        a pair with numpy's float16 (``(torch.float16, np.float16)``: a format's dtype in both
+        libraries, bound together), or the dtype of a cast ``half_for_storage`` names
+        (``t.to(torch.float16).cpu().numpy()``: a host copy; numpy has no bfloat16)."""
+        parent = self.parent(node)
+        holder = self.parent(parent) if isinstance(parent, cst.Arg) else None
+        if isinstance(holder, cst.Call) and holder.args[0] is parent:
+            if self.qualified(holder.func) & _DTYPE_FACTS:
+                return True
+            if method_name(holder) == "to" and half_for_storage(holder, self.parent, self.qualified) is not None:
+                return True
+        if isinstance(parent, cst.Element) and isinstance(pair := self.parent(parent), (cst.Tuple, cst.List)):
+            return any(isinstance(e, cst.Element) and self.qualified(e.value) & _NUMPY_FP16 for e in pair.elements)
+        return False
 
     # ------------------------------------------------------------------ .half()
     def visit_Call(self, node: cst.Call) -> None:
