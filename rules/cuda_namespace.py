@@ -95,7 +95,9 @@ class CudaNamespace(Rule):
         (``nn.DataParallel``, a ``torch.cuda`` name with no Neuron equivalent), the test is kept
         as it was, with an NRN104 marker: it stays false on Neuron, so the branch keeps its old
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
-        nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host).
+        nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host). The operands
+        an ``and`` evaluates only once the test is true count as its branch
+        (``torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)``).
         An availability test whose true branch only calls CUDA-vendor tooling (a callee named for
         NVLink/NCCL/cuDNN/cuBLAS/NVML/NVIDIA/ROCm, or a function of this file that is itself
         CUDA-only: ``rules/_lib/branches.py:CudaOnlyBranches``) is kept with no marker:
@@ -614,9 +616,10 @@ class CudaNamespace(Rule):
         no Neuron equivalent): porting the test would make that branch run, and fail, on Neuron.
         The test is kept (it stays false there) and marked."""
         guard = guarded_branch(self, node)
-        if guard is None:
+        gated = list(branch_nodes(self, guard)) if guard is not None else self._and_gated(node)
+        if not gated:
             return False
-        for inner in branch_nodes(self, guard):
+        for inner in gated:
             built = local_cuda_only_use(self, inner) if isinstance(inner, cst.Call) else None
             if built is not None and built[1].startswith(_PREFIX) and built[1][len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
                 culprit = f"{built[0]}, which uses {built[1]} (no Neuron equivalent)"
@@ -632,9 +635,27 @@ class CudaNamespace(Rule):
                 break
         else:
             return False
-        where = "the code after this early return" if after_early_exit(self, guard) else "the branch"
+        where = ("the rest of this `and`" if guard is None else
+                 "the code after this early return" if after_early_exit(self, guard) else "the branch")
         self.mark(node, f"CUDA test kept so its branch stays off on Neuron: {where} uses {culprit}", code="NRN104")
         return True
+
+    def _and_gated(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        """The operands an ``and`` evaluates only after ``node``'s test is true
+        (``torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)``): they run
+        exactly when a branch would, so a CUDA-only call there keeps the test too."""
+        index = child_index(self)
+        gated: list[cst.CSTNode] = []
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (cst.BaseStatement, cst.BaseSuite, cst.Lambda)):
+                break
+            if isinstance(ancestor, cst.BooleanOperation) and isinstance(ancestor.operator, cst.And) and child is ancestor.left:
+                gated.extend(index.walk(ancestor.right))
+            elif isinstance(ancestor, cst.BooleanOperation):
+                break  # an `or`: what follows runs when the test is false too
+            child = ancestor
+        return gated
 
     def _ray_gpu_request(self, node: cst.CSTNode) -> bool:
         """``node`` is in the value of a Ray ``num_gpus`` resource request: the keyword of a
