@@ -513,6 +513,7 @@ class CudaOnlyBranches(FileAnalysis):
         local: dict[str, cst.FunctionDef] | None = None
         definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
         cuda_flags: set[str] | None = None
+        kernels: bool | None = None
         # The per-type buckets of the index, not an isinstance over every node: libcst's node
         # classes are ABCs, and that test over a file's whole pre-order was 23 of 461 s profiled.
         for node in cast("list[cst.If | cst.While | cst.IfExp]", index.find(index.root, cst.If, cst.While, cst.IfExp)):
@@ -528,8 +529,9 @@ class CudaOnlyBranches(FileAnalysis):
                     tests.add(id(node))
                     continue
             if sides is not None:
-                inner_nodes = [inner for side in sides for inner in index.walk(side)]
-                if not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
+                kernels = _kernel_file(rule) if kernels is None else kernels
+                inner_nodes = [] if kernels else [inner for side in sides for inner in index.walk(side)]
+                if not kernels and not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
                     definitions = _local_definitions(rule) if definitions is None else definitions
                     if not any(local_cuda_only_use(rule, inner, definitions) is not None for inner in inner_nodes):
                         continue
@@ -543,10 +545,62 @@ class CudaOnlyBranches(FileAnalysis):
         return cls(frozenset(tests), frozenset(branches))
 
 
+# Kernel languages that target CUDA (and ROCm/XPU) only: a file that imports one writes GPU kernels.
+_KERNEL_LANGUAGES = ("triton", "helion", "numba.cuda")
+
+
+@dataclass(frozen=True)
+class KernelFile(FileAnalysis):
+    """Whether the file imports a CUDA kernel language (``_KERNEL_LANGUAGES``). Its device-type
+    tests choose between its kernels and a torch path (trl's chunked logprob, torchtitan's fused MLA
+    and Helion RoPE, corpus review 2026-12-06), often through a custom op, an
+    ``autograd.Function`` or an eligibility predicate (``return x.is_cuda and ...``) that no branch
+    walk can follow: each is kept, so Neuron takes the torch path, which ran on the CPU before."""
+
+    launches: bool
+
+    @classmethod
+    def compute(cls, rule: Rule) -> KernelFile:
+        index = child_index(rule)
+        for node in index.find(index.root, cst.Import, cst.ImportFrom):
+            if isinstance(node, cst.ImportFrom):
+                names = [dotted(node.module)] if node.module is not None and not node.relative else []
+                if names == ["numba"] and not isinstance(node.names, cst.ImportStar):
+                    names = [f"numba.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name)]
+            else:
+                names = [dotted(alias.name) for alias in node.names]
+            if any(name and (name == lang or name.startswith(lang + ".")) for name in names for lang in _KERNEL_LANGUAGES):
+                return cls(True)
+        return cls(False)
+
+
+def _kernel_file(rule: Rule) -> bool:
+    return rule.analysis(KernelFile).launches
+
+
+def _kernel_device_test(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is a device-type test of a kernel file (``KernelFile``): an ``x.is_cuda`` read, or in
+    a comparison of a device with a CUDA literal (``device.type in ("cuda", "xpu")``)."""
+    if not _kernel_file(rule):
+        return False
+    if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
+        return True
+    for ancestor in rule.ancestors(node):
+        if isinstance(ancestor, (cst.BaseStatement, cst.BaseSuite, cst.Lambda, cst.Call)):
+            return False
+        if isinstance(ancestor, cst.Comparison) and len(ancestor.comparisons) == 1:
+            operands = [ancestor.left, ancestor.comparisons[0].comparator]
+            return any(device_named(operand) for operand in operands)
+    return False
+
+
 def in_kept_cuda_test(rule: Rule, node: cst.CSTNode) -> bool:
-    """``node`` is inside the test of a device-type guard kept for its CUDA-only branch."""
+    """``node`` is inside the test of a device-type guard kept for its CUDA-only branch, or is a
+    device-type test of a file that launches CUDA kernels (``KernelFile``)."""
     guard = guarded_branch(rule, node)
-    return guard is not None and id(guard) in rule.analysis(CudaOnlyBranches).tests
+    if guard is not None and id(guard) in rule.analysis(CudaOnlyBranches).tests:
+        return True
+    return _kernel_device_test(rule, node)
 
 
 def in_kept_cuda_branch(rule: Rule, node: cst.CSTNode) -> bool:
