@@ -15,6 +15,7 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
+from porter.rules._lib.tree import child_index
 from porter.rules._tables.compile import COMPILE_FORWARDERS, COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
 
 _COMPILE = "torch.compile"
@@ -38,7 +39,9 @@ class CompileBackend(Rule):
         and other CUDA backends; an absent backend is added), sets ``dynamic=False``, drops
         ``mode=``, and drops Inductor/Triton/CUDA-graph keys from a literal ``options`` dict (the
         dict goes if it ends up empty). ``fullgraph=`` and every other argument are kept. NRN402
-        removes ``torch._inductor.config.X = ...`` assignments (any import spelling). With
+        removes ``torch._inductor.config.X = ...`` assignments (any import spelling), except in a
+        branch of a test that names a backend (``if cfg.backend == "inductor":``): that setting
+        belongs to the path the user's backend choice takes, and a Neuron run never enters it. With
         ``--style accelerator`` no backend is written, a CUDA backend (``"inductor"``) is
         dropped and ``mode=`` is kept (TorchNeuron ignores it with a warning; on a CUDA host it
         still chooses CUDA graphs or autotuning), so the code stays device-generic. Settings of the tool that choose a compile
@@ -306,13 +309,29 @@ class CompileBackend(Rule):
     def _remove_config(self, small: cst.BaseSmallStatement) -> None:
         line = self.parent(small)
         message = "torch._inductor.config setting removed (TorchNeuron does not use Inductor)"
-        if not isinstance(line, cst.SimpleStatementLine):
+        if not isinstance(line, cst.SimpleStatementLine) or self._chosen_backend_branch(line):
             return
         if len(line.body) > 1:
             self.replace(small, lambda _n: cst.RemoveFromParent(), message, code="NRN402")
         else:  # the engine keeps an emptied block valid (and drops an `if` left around nothing)
             self.remove_statement(line, message, code="NRN402")
         self._drop_config_imports()
+
+    def _chosen_backend_branch(self, line: cst.CSTNode) -> bool:
+        """The setting sits in a branch of a test that names a backend (``if backend == "inductor":``,
+        ``elif cfg.backend == "aot_eager":``): it configures the path the user's backend choice takes,
+        and runs only there; a Neuron run takes another branch."""
+        for ancestor in self.ancestors(line):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, cst.If) and any(
+                isinstance(node, cst.Comparison)
+                and any(string_value(part) in CUDA_BACKENDS | DEBUG_BACKENDS
+                        for part in [node.left, *(c.comparator for c in node.comparisons)])
+                for node in child_index(self).walk(ancestor.test)
+            ):
+                return True
+        return False
 
     def _drop_config_imports(self) -> None:
         self.drop_import_if_unused(ImportSpec("torch._inductor", "config"), code="NRN402")
