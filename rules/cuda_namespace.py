@@ -6,6 +6,7 @@ import re
 from typing import ClassVar
 
 import libcst as cst
+from libcst.metadata import QualifiedNameProvider, QualifiedNameSource
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
@@ -84,6 +85,9 @@ _MEMORY_PROFILING = re.compile(r"^memory\._(record_memory_history|dump_snapshot|
 # Keys of a table looked up by device type (torch's device types, and the fallback entry).
 _DEVICE_KEYS = frozenset({"cuda", "cpu", "xla", "npu", "xpu", "mps", "hpu", "tpu", "mlu", "musa", "meta", "neuron", "default"})
 
+# A flag whose name says CUDA (``cuda``, ``use_cuda``, ``cuda_enabled``; not ``accelerated``).
+_CUDA_WORD = re.compile(r"(^|_)cuda($|_)", re.I)
+
 class CudaNamespace(Rule):
     """Port ``torch.cuda.*`` runtime calls to ``torch.neuron.*``, with arguments Neuron accepts.
 
@@ -97,7 +101,10 @@ class CudaNamespace(Rule):
         meaning there instead of starting to run (``if torch.cuda.device_count() > 1: model =
         nn.DataParallel(model)`` must not wrap models on a multi-core Trainium host). The operands
         an ``and`` evaluates only once the test is true count as its branch
-        (``torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)``).
+        (``torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)``). A test
+        passed as a keyword named for CUDA (``cuda=``, ``use_cuda=``) to another library's callable
+        (imported, not torch, not one of the project's modules: ``MergeOptions(cuda=...)``) is that
+        library's CUDA switch: kept, with an NRN104 marker.
         An availability test whose true branch only calls CUDA-vendor tooling (a callee named for
         NVLink/NCCL/cuDNN/cuBLAS/NVML/NVIDIA/ROCm, or a function of this file that is itself
         CUDA-only: ``rules/_lib/branches.py:CudaOnlyBranches``) is kept with no marker:
@@ -343,6 +350,11 @@ class CudaNamespace(Rule):
             return
         if head in _AVAILABILITY and self._ray_gpu_request(node):
             self.mark(node, _RAY_MESSAGE, code="NRN104")
+            return
+        flag = self._cuda_flag(node) if head in _AVAILABILITY else None
+        if flag is not None:
+            self.mark(node, f"CUDA test kept: it is {flag}, a library's switch named for CUDA, which must stay off "
+                      "on Neuron", code="NRN104")
             return
         if head in _AVAILABILITY:
             self._port_to_accelerator(node, head, rest)
@@ -656,6 +668,32 @@ class CudaNamespace(Rule):
                 break  # an `or`: what follows runs when the test is false too
             child = ancestor
         return gated
+
+    def _cuda_flag(self, node: cst.CSTNode) -> str | None:
+        """The keyword the availability test's value is passed as, when it is named for CUDA and
+        goes to a callee imported from another library than torch, not one of the project's own modules
+        (``Options.imports``; not a relative import): ``MergeOptions(cuda=...)`` (mergekit's own CUDA
+        switch); None otherwise. A name the script assigns (``use_cuda =
+        torch.cuda.is_available()``) is not one: scripts pick their device with it."""
+        child = node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.Arg):
+                call = self.parent(ancestor)
+                if ancestor.keyword is None or not _CUDA_WORD.search(ancestor.keyword.value) or not isinstance(call, cst.Call):
+                    return None
+                names = self.get_metadata(QualifiedNameProvider, call.func, set())
+                project = {module.split(".")[0] for module, _path, _sha in self.options.imports}
+                if names and all(n.source is QualifiedNameSource.IMPORT and n.name.split(".")[0] not in {"torch", *project}
+                                 and not n.name.startswith(".") for n in names):
+                    return f"the keyword {ancestor.keyword.value}= of {dotted(call.func) or 'a library call'}"
+                return None
+            if isinstance(ancestor, (cst.BaseStatement, cst.Lambda, cst.Call)) and ancestor is not child:
+                if isinstance(ancestor, cst.Call) and ancestor.func is child:
+                    child = ancestor
+                    continue  # the test's own call
+                return None
+            child = ancestor
+        return None
 
     def _ray_gpu_request(self, node: cst.CSTNode) -> bool:
         """``node`` is in the value of a Ray ``num_gpus`` resource request: the keyword of a
