@@ -25,6 +25,15 @@ _NO_GRAD = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.g
 _POSITIONS = ("dataset", "batch_size", "shuffle", "sampler", "batch_sampler", "num_workers", "collate_fn", "pin_memory", "drop_last")
 
 
+def _in_order(call: cst.Call) -> bool:
+    """``shuffle=False`` written out, with no sampler: the loader visits every example once, in order
+    (trl's reference log-prob precompute, indexed by example afterwards): dropping its last batch
+    would lose examples, not just a shape."""
+    shuffle = keyword(call, "shuffle")  # a third positional argument: the call is left alone above
+    return (shuffle is not None and isinstance(shuffle.value, cst.Name) and shuffle.value.value == "False"
+            and keyword(call, "sampler") is None)
+
+
 def _eval_named(text: str | None) -> bool:
     """A name that says evaluation: ``val_loader``, ``data_loader_val``, ``eval_dataloader``, ``testloader``."""
     if not text:
@@ -42,7 +51,9 @@ class DataLoaderShapes(Rule):
         like ``val_loader``/``eval_dataloader``/``dataset_test``, or built in a function named like
         eval/validate/test), and a loader that feeds generation, sampling or prediction (named so,
         or iterated by a loop that calls ``.generate()``/``.sample()``/``.predict()`` or runs under
-        ``torch.no_grad()``/``inference_mode()``), gets an NRN702 review marker instead. A training loader with no
+        ``torch.no_grad()``/``inference_mode()``), gets an NRN702 review marker instead; so does a
+        loader with ``shuffle=False`` written out and no sampler (a pass over every example in order:
+        an evaluation or a precompute indexed by example afterwards). A training loader with no
         ``num_workers`` gets an NRN703 review suggestion (workers, ``persistent_workers=True``,
         ``prefetch_factor``).
 
@@ -98,8 +109,11 @@ class DataLoaderShapes(Rule):
         if batch_size is not None and isinstance(batch_size.value, cst.Name) and batch_size.value.value == "None":
             return
         evaluation = self._is_evaluation(node)
-        if evaluation or self._feeds_no_training(node):
-            what = "evaluation loader" if evaluation else "loader feeding generation/sampling (no training step)"
+        in_order = not evaluation and _in_order(node)
+        if evaluation or in_order or self._feeds_no_training(node):
+            what = ("evaluation loader" if evaluation else
+                    "loader read in order (shuffle=False, no sampler: an evaluation or precompute pass over every example)"
+                    if in_order else "loader feeding generation/sampling (no training step)")
             self.mark(node, f"{what}: a short last batch is a new shape (one more compile); pad it or accept it", code="NRN702")
             return
 
