@@ -86,13 +86,28 @@ def set_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression
         return set_keyword(call, name, value)
     args = list(call.args)
     last = args[-1]
+    # A comment at the end of the last argument's line stays on that line, with that argument; the
+    # separator's own comment (another argument's) is not copied.
+    trailing = last.comma.whitespace_after if isinstance(last.comma, cst.Comma) else last.whitespace_after_arg
+    own = trailing.first_line if isinstance(trailing, cst.ParenthesizedWhitespace) else cst.TrailingWhitespace()
+    assert isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace)
+    separator = separator.with_changes(whitespace_after=separator.whitespace_after.with_changes(first_line=own))
+    comma = last.comma.with_changes(whitespace_after=_no_comment(last.comma.whitespace_after)) \
+        if isinstance(last.comma, cst.Comma) else last.comma
     if closing:
         args[-1] = last.with_changes(comma=separator, whitespace_after_arg=cst.SimpleWhitespace(""))
-        args.append(make_arg(name, value).with_changes(comma=last.comma, whitespace_after_arg=last.whitespace_after_arg))
+        args.append(make_arg(name, value).with_changes(comma=comma, whitespace_after_arg=_no_comment(last.whitespace_after_arg)))
     else:
         args[-1] = last.with_changes(comma=separator)
-        args.append(make_arg(name, value).with_changes(comma=last.comma))
+        args.append(make_arg(name, value).with_changes(comma=comma))
     return call.with_changes(args=args)
+
+
+def _no_comment(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    """The same line break and indentation, without the comment that ended the line."""
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace.with_changes(first_line=cst.TrailingWhitespace())
+    return whitespace
 
 
 def add_keyword_keep_layout(call: cst.Call, name: str, value: cst.BaseExpression) -> cst.Call:
