@@ -230,7 +230,9 @@ class CudaNamespace(Rule):
         has a fix here). What a name holds: an int literal or a name the file shows to hold an int
         or named like an index (``local_rank``, ``device_id``) is an int; a ``torch.device(...)``
         call, or a name every assignment in the file gives one, is a ``torch.device``; a name
-        every assignment gives a CUDA device string is a string. A name assigned elsewhere
+        every assignment gives a CUDA device string is a string, and so is a parameter annotated
+        ``str`` or a name a guarding test calls a string method on (``if device.startswith("cuda:"):``):
+        it is wrapped in ``torch.device(...)``. A name assigned elsewhere
         (another module, a function argument) is not seen: ``get_device_name(x)`` then gets a
         marker, and ``set_device(x)`` one when ``x`` is named like a device. ``Stream`` with a
         positional priority is review (its range is checked in C++ code not read). The source is a

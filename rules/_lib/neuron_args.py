@@ -423,7 +423,8 @@ def _to_index(rule: Rule, value: cst.BaseExpression, name: str, error: str) -> b
         return True
     if _holds_int_or_device(rule, value):
         return True
-    if _assigned(rule, value) in ({"string"}, {"string", "device"}) or _assigned_just_before(rule, value) == "string":
+    if (_assigned(rule, value) in ({"string"}, {"string", "device"}) or _assigned_just_before(rule, value) == "string"
+            or _known_string(rule, value)):
         # Every value the file gives the name is a device string (or a torch.device):
         # torch.device(x) has the index the CUDA call parsed from it.
         name_ref, imports = torch_ref(rule.context.module)
@@ -446,6 +447,32 @@ def _to_index(rule: Rule, value: cst.BaseExpression, name: str, error: str) -> b
             code=_MARKER,
         )
     return True
+
+
+_STRING_METHODS = frozenset({"startswith", "endswith", "split", "rsplit", "partition", "lower", "replace"})
+
+
+def _known_string(rule: Rule, value: cst.BaseExpression) -> bool:
+    """A name that holds a str where it is read: a parameter annotated ``str`` of the enclosing
+    function (open_clip's ``set_device(device: str)``), or the receiver of a string method in a
+    test guarding the read (``if device.startswith("cuda:"):``)."""
+    if not isinstance(value, cst.Name):
+        return False
+    for ancestor in rule.ancestors(value):
+        if isinstance(ancestor, (cst.If, cst.IfExp, cst.While)) and any(
+            isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _STRING_METHODS
+            and isinstance(call.func.value, cst.Name) and call.func.value.value == value.value
+            for call in child_index(rule).walk(ancestor.test)
+        ):
+            return True
+        if isinstance(ancestor, cst.FunctionDef):
+            params = [*ancestor.params.posonly_params, *ancestor.params.params, *ancestor.params.kwonly_params]
+            return any(
+                p.name.value == value.value and p.annotation is not None
+                and isinstance(p.annotation.annotation, cst.Name) and p.annotation.annotation.value == "str"
+                for p in params
+            )
+    return False
 
 
 def _expression(node: cst.CSTNode) -> cst.BaseExpression:
