@@ -59,7 +59,7 @@ class HalfToBf16(Rule):
         NRN208 marker, every call and branch included: ``torch.float16 if args.amp_dtype ==
         "float16" else torch.bfloat16``, ``torch.float16 if infer_device() == "mps" else ...``, and
         float16 in an ``if``/``elif`` branch whose test names a precision (``elif
-        args.prior_generation_precision == "fp16":``, ``if args.fp16:``); an argparse default
+        args.prior_generation_precision == "fp16":``, ``if args.fp16:``, ``if args.quantize == 16:``); an argparse default
         ``"float16"`` is a default and becomes ``"bfloat16"``, so ``--amp-dtype float16`` still
         means float16 (the GradScaler rule then keeps the scaler). ``x.half()`` that rounds
         (``x.half().float()``) or makes a half checkpoint (``torch.save(model.half().state_dict())``,

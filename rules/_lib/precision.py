@@ -737,12 +737,22 @@ def explicit_choice(
                 return code_of(parent.test)
         if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test and _user_test(parent.test, qualify):
             text = code_of(parent.test)
-            if PRECISION_LABEL.search(text):
+            if PRECISION_LABEL.search(text) or _equals_sixteen(parent.test):
                 return text
         if isinstance(parent, (cst.If, cst.IfExp, cst.Comparison, cst.ComparisonTarget)) and child is getattr(parent, "test", None):
             return None
         child, parent = parent, parent_of(parent)
     return None
+
+
+def _equals_sixteen(test: cst.BaseExpression) -> bool:
+    """``args.quantize == 16`` (ultralytics' export option): a 16-bit choice by number."""
+    return any(
+        isinstance(target.operator, cst.Equal)
+        and any(isinstance(part, cst.Integer) and part.value == "16" for part in (comparison.left, target.comparator))
+        for comparison in _comparisons(test)
+        for target in comparison.comparisons
+    )
 
 
 def _user_test(test: cst.BaseExpression, qualify: Qualify) -> bool:
