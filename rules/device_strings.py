@@ -132,7 +132,13 @@ class DeviceStrings(Rule):
         gets ``and torch.accelerator.is_available()`` in its test: on a CPU-only torch CUDA's
         autocast only disabled itself, an autocast of ``"neuron"`` raises without torch-neuronx,
         so the import would fail; with the guard it gets ``"cpu"`` there and is unchanged
-        wherever an accelerator is present. The device string of an autocast built at import
+        wherever an accelerator is present. The ``"cuda"`` default of an option or a lookup
+        (``add_argument("--device", default="cuda")``, ``getattr(args, "device", "cuda")``,
+        ``cfg.get("device", "cuda:0")``), read on every host, becomes ``"neuron" if
+        torch.accelerator.is_available() else "cuda"``: where no accelerator is present the
+        script sees its old value and its own fallback decides, as before (``torch.device("neuron")``
+        raises without torch-neuronx; open_clip parses the default before testing availability).
+        The device string of an autocast built at import
         time, and a ``"cuda"`` default of a parameter an autocast takes as its device, are left
         to NRN201, which ports them in the same pass with that fallback.
         A device-type test whose CUDA branch holds CUDA-only code (``torch.cuda`` names with no
@@ -391,6 +397,24 @@ class DeviceStrings(Rule):
         if kept is not None:
             self.mark(node, f"the other choice, {kept}, is kept on CUDA (its comment ties it to a CUDA-only component): this device is kept with it")
             return
+        if self._kept_for_cpu_hosts(node):
+            return  # the else of a ported default: the original value where no accelerator is present
+        if self.options.style != "accelerator" and self._default_read_everywhere(node):
+            # An option's or a lookup's default is read on every host, --help included: where no
+            # accelerator is present it stays "cuda", the original's value, so the script's own
+            # fallback decides as before (open_clip parses it with torch.device() before testing
+            # availability: torch.device("neuron") raises without torch-neuronx).
+            name, imports = torch_ref(self.context.module)
+
+            def conditional(updated: cst.CSTNode) -> cst.CSTNode:
+                assert isinstance(updated, cst.BaseExpression)
+                return cst.IfExp(test=cst.parse_expression(f"{name}.accelerator.is_available()"),
+                                 body=neuron_string(updated), orelse=updated)
+
+            text = self.context.module.code_for_node(node)
+            self.replace(node, conditional, f"default device {text} -> {cst.Module(body=[]).code_for_node(neuron_string(node))} "
+                         f"where an accelerator is present, else {text} as before", imports=imports)
+            return
         if self.options.style != "accelerator":
             default = self._default_device_call(node)
             if default is not None:
@@ -504,6 +528,13 @@ class DeviceStrings(Rule):
         if arg.keyword is not None:
             return arg.keyword.value == "device" and not self.matches(call.func, "torch.device")
         return isinstance(call.func, cst.Attribute) and call.func.attr.value == "to" and positional(call, 0) is arg
+
+    def _kept_for_cpu_hosts(self, node: cst.BaseExpression) -> bool:
+        """``"neuron" if torch.accelerator.is_available() else "cuda"``: ``node`` is the ``"cuda"`` a
+        ported default keeps for hosts without an accelerator (one pass is a fixed point)."""
+        parent = self.parent(node)
+        return (isinstance(parent, cst.IfExp) and parent.orelse is node and self.matches(parent.test.func, "torch.accelerator.is_available")
+                if isinstance(parent, cst.IfExp) and isinstance(parent.test, cst.Call) else False)
 
     def _default_read_everywhere(self, node: cst.BaseExpression) -> bool:
         """``add_argument("--device", default="cuda")``, ``getattr(args, "device", "cuda")``,
