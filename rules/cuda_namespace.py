@@ -23,9 +23,10 @@ from porter.rules._lib.branches import (
     is_availability_test,
     local_cuda_only_use,
     memory_stats_key,
+    true_branch,
     under_availability_test,
 )
-from porter.rules._lib.device import torch_ref
+from porter.rules._lib.device import cuda_string, torch_ref
 from porter.rules._lib.neuron_args import port_accelerator_arguments, port_arguments
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.statements import wrapped_in_if
@@ -104,7 +105,9 @@ class CudaNamespace(Rule):
         (``torch.cuda.is_available() and torch.cuda.get_device_capability() >= (9, 0)``). A test
         passed as a keyword named for CUDA (``cuda=``, ``use_cuda=``) to another library's callable
         (imported, not torch, not one of the project's modules: ``MergeOptions(cuda=...)``) is that
-        library's CUDA switch: kept, with an NRN104 marker.
+        library's CUDA switch: kept, with an NRN104 marker. So is a test whose true branch reads
+        ``torch.version.cuda``/``torch.version.hip`` and picks no device there (a description of the
+        CUDA build: both are None on a Neuron build).
         An availability test whose true branch only calls CUDA-vendor tooling (a callee named for
         NVLink/NCCL/cuDNN/cuBLAS/NVML/NVIDIA/ROCm, or a function of this file that is itself
         CUDA-only: ``rules/_lib/branches.py:CudaOnlyBranches``) is kept with no marker:
@@ -633,7 +636,11 @@ class CudaNamespace(Rule):
         gated = list(branch_nodes(self, guard)) if guard is not None else self._and_gated(node)
         if not gated:
             return False
-        for inner in gated:
+        probe = self._version_probe(guard) if guard is not None else None
+        for inner in ([] if probe is None else [None]) + gated:
+            if inner is None:
+                culprit = f"{probe}, which is None on a Neuron build (the branch describes the CUDA/ROCm build)"
+                break
             built = local_cuda_only_use(self, inner) if isinstance(inner, cst.Call) else None
             if built is not None and built[1].startswith(_PREFIX) and built[1][len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
                 culprit = f"{built[0]}, which uses {built[1]} (no Neuron equivalent)"
@@ -644,7 +651,8 @@ class CudaNamespace(Rule):
                 culprit = "nn.DataParallel (single-process multi-device, CUDA-only): port it to DDP + torchrun"
                 break
             qualified = self.matches_prefix(inner, _PREFIX)
-            if qualified is not None and qualified[len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
+            rest = qualified[len(_PREFIX) :] if qualified is not None else ""
+            if qualified is not None and (rest.split(".")[0] in NO_EQUIVALENT or _MEMORY_PROFILING.match(rest)):
                 culprit = f"{qualified} (no Neuron equivalent)"
                 break
         else:
@@ -653,6 +661,21 @@ class CudaNamespace(Rule):
                  "the code after this early return" if after_early_exit(self, guard) else "the branch")
         self.mark(node, f"CUDA test kept so its branch stays off on Neuron: {where} uses {culprit}", code="NRN104")
         return True
+
+    def _version_probe(self, guard: cst.If | cst.While | cst.IfExp) -> str | None:
+        """``torch.version.cuda``/``torch.version.hip`` read in the true branch of an availability
+        test that picks no device there (no CUDA device string, no ``.cuda()``/``.to()``): a
+        description of the CUDA build (speechbrain's environment report concatenates
+        ``torch.version.hip``, None on Neuron). Ported, the branch would run with None."""
+        found = None
+        for inner in child_index(self).walk(true_branch(guard)):
+            if isinstance(inner, (cst.SimpleString, cst.FormattedString)) and cuda_string(inner):
+                return None
+            if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) and inner.func.attr.value in {"cuda", "to"}:
+                return None
+            if found is None and isinstance(inner, cst.Attribute) and self.matches(inner, "torch.version.cuda", "torch.version.hip"):
+                found = dotted(inner)
+        return found
 
     def _and_gated(self, node: cst.CSTNode) -> list[cst.CSTNode]:
         """The operands an ``and`` evaluates only after ``node``'s test is true
