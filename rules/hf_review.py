@@ -59,6 +59,8 @@ class HfReview(Rule):
         ``*Config.from_pretrained(...)`` call the model is built from (inline, or a name
         assigned once in the same scope): "regression" for the literal ``1`` (transformers'
         own choice for one label, whatever the targets), "single_label_classification" otherwise.
+        A call that also passes ``**kwargs`` gets the NRN852 marker: the mapping may already hold
+        ``problem_type``, and a second one is a TypeError.
 
     Why:
         Literal values are ported by NRN831/NRN812; a value porter cannot see needs a person.
@@ -149,6 +151,8 @@ class HfReview(Rule):
         problem = _problem_type_for(holder) if holder is not None else None
         if problem == SINGLE_LABEL and _MULTI_LABEL_HINTS.search(self.context.text):
             problem = None
+        if holder is not None and problem is not None and any(arg.star == "**" for arg in holder.args):
+            problem = None  # **kwargs may carry problem_type: a second one is a TypeError; marked instead
         if holder is not None and problem is not None:
             if id(holder) in self._problem_type_set:
                 return
