@@ -54,7 +54,8 @@ class IntegerPlacement(Rule):
         from such a name (``self.gpu_id = gpu_id``). Known misses (left unchanged): an index held
         in any other name (``d``, ``idx``), or one that arrives through a function call or
         another module. A conventional name the file assigns a string or ``torch.device(...)``
-        (``gpu = torch.device("cuda")``), or annotates as ``torch.device``/``str``, is left alone;
+        (``gpu = torch.device("cuda")``), or annotates as ``torch.device``/``str``, is left alone,
+        and so is a name copied from one (``device = self.local_device``);
         one that receives a device from elsewhere (a caller passing ``torch.device``) would be
         wrapped wrongly (not seen in the examples read). A value that may be None (an argparse
         option without a default, a parameter defaulting to None) is left alone unless an

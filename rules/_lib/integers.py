@@ -82,7 +82,9 @@ def _integer_names(module: cst.Module, index: TreeIndex | None = None) -> tuple[
 
     visit_original(index, module, _Collect())
     for target, source in copies:
-        if source in found or INT_DEVICE_NAME.match(source.split(".")[-1]):
+        # a copy of a name the file shows to hold a device or a string is not an index, whatever
+        # the name (deepspeed's ``self.local_device = torch.device(...)``, copied to ``device``)
+        if source not in others and (source in found or INT_DEVICE_NAME.match(source.split(".")[-1])):
             found.add(target)
     return found - others, others
 
