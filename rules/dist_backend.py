@@ -27,6 +27,9 @@ _INIT_CALLS = (
     "torch.distributed.distributed_c10d.new_group",
 )
 _NOT_OURS = ("deepspeed.", "transformers.", "trl.", "accelerate.")  # NRN304 / the NRN8xx rules
+# Libraries whose backend= options are their own, not a torch.distributed backend: vLLM's weight
+# transfer (vllm.config.WeightTransferConfig: "nccl" or "ipc", validated by vLLM): kept, marked.
+_OWN_BACKEND_OPTIONS = ("vllm.",)
 # No accelerator (a CPU-only run): the CPU default, gloo.
 _DEFAULT_FOR = 'torch.distributed.get_default_backend_for_device(torch.accelerator.current_accelerator() or "cpu")'
 _ACCELERATOR_TYPE = "torch.accelerator.current_accelerator().type"
@@ -68,7 +71,8 @@ class DistBackend(Rule):
         places the backend comes from: ``backend = "nccl"`` config variables, ``args.dist_backend``
         argparse defaults, either branch of ``"nccl" if ... else "gloo"``, dict entries keyed
         ``"backend"`` (not in a dict serialised for another program, ``json.dumps({"backend":
-        "nccl"})`` for a vLLM command line: kept with a marker), comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
+        "nccl"})`` for a vLLM command line: kept with a marker; nor a ``backend=`` of vLLM's own
+        calls, ``WeightTransferConfig(backend="nccl")``: marked), comparisons with ``"nccl"`` of ``dist.get_backend()`` or of a backend-named
         variable the file assigns a string (not of a config/command-line value: the user's
         ``"nccl"`` must keep matching), and
         ``dist.Backend.NCCL``. A device-type → backend table (a dict written here with a
@@ -351,7 +355,7 @@ class DistBackend(Rule):
 
     def _backend_argument(self, arg: cst.Arg, value: str) -> bool:
         call = self.parent(arg)
-        if not isinstance(call, cst.Call) or any(name.startswith(_NOT_OURS) for name in self.qualified(call.func)):
+        if not isinstance(call, cst.Call) or any(name.startswith(_NOT_OURS + _OWN_BACKEND_OPTIONS) for name in self.qualified(call.func)):
             return False
         is_init = self.matches(call.func, *_INIT_CALLS)
         if arg.keyword is None:
