@@ -387,7 +387,7 @@ def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], 
 WARMUP_STEP = 1
 WARMUP_RECOMPILES = 2
 MIN_STEPS_STABLE = WARMUP_STEP + 2  # steps 0..2 run: step 2 is the first one that shows it stable
-_FRAME = re.compile(r"^(\d+)/\d+:")
+_COMPILE_FRAME = re.compile(r"^(\d+)/\d+:")  # a guard's compile id: frame N, entry M
 
 
 def _first_compiled(graphs: list[dict[str, Any]]) -> dict[str, int]:
@@ -403,7 +403,7 @@ def _first_compiled(graphs: list[dict[str, Any]]) -> dict[str, int]:
 def _late_start(rec: dict[str, Any], first: dict[str, int]) -> int:
     """The step the recompiled frame was first compiled at when after step 0 (the guard's compile id
     names it), else 0."""
-    match = _FRAME.match(str(rec.get("reason", "")))
+    match = _COMPILE_FRAME.match(str(rec.get("reason", "")))
     return first.get(match.group(1), 0) if match else 0
 
 
