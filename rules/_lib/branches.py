@@ -567,7 +567,7 @@ class KernelFile(FileAnalysis):
                 names = [dotted(node.module)] if node.module is not None and not node.relative else []
                 if names == ["numba"] and not isinstance(node.names, cst.ImportStar):
                     names = [f"numba.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name)]
-            else:
+            elif isinstance(node, cst.Import):
                 names = [dotted(alias.name) for alias in node.names]
             if any(name and (name == lang or name.startswith(lang + ".")) for name in names for lang in _KERNEL_LANGUAGES):
                 return cls(True)
