@@ -637,10 +637,8 @@ class CudaNamespace(Rule):
         if not gated:
             return False
         probe = self._version_probe(guard) if guard is not None else None
-        for inner in ([] if probe is None else [None]) + gated:
-            if inner is None:
-                culprit = f"{probe}, which is None on a Neuron build (the branch describes the CUDA/ROCm build)"
-                break
+        culprit = f"{probe}, which is None on a Neuron build (the branch describes the CUDA/ROCm build)" if probe else ""
+        for inner in [] if probe else gated:
             built = local_cuda_only_use(self, inner) if isinstance(inner, cst.Call) else None
             if built is not None and built[1].startswith(_PREFIX) and built[1][len(_PREFIX) :].split(".")[0] in NO_EQUIVALENT:
                 culprit = f"{built[0]}, which uses {built[1]} (no Neuron equivalent)"
@@ -655,7 +653,7 @@ class CudaNamespace(Rule):
             if qualified is not None and (rest.split(".")[0] in NO_EQUIVALENT or _MEMORY_PROFILING.match(rest)):
                 culprit = f"{qualified} (no Neuron equivalent)"
                 break
-        else:
+        if not culprit:
             return False
         where = ("the rest of this `and`" if guard is None else
                  "the code after this early return" if after_early_exit(self, guard) else "the branch")
@@ -712,11 +710,11 @@ class CudaNamespace(Rule):
                                  and not n.name.startswith(".") for n in names):
                     return f"the keyword {ancestor.keyword.value}= of {dotted(call.func) or 'a library call'}"
                 return None
-            if isinstance(ancestor, (cst.BaseStatement, cst.Lambda, cst.Call)) and ancestor is not child:
-                if isinstance(ancestor, cst.Call) and ancestor.func is child:
-                    child = ancestor
-                    continue  # the test's own call
-                return None
+            if isinstance(ancestor, cst.Call) and ancestor.func is child:
+                child = ancestor  # the test's own call
+                continue
+            if isinstance(ancestor, (cst.BaseStatement, cst.Lambda, cst.Call)):
+                return None  # inside another call's argument, or not passed at all
             child = ancestor
         return None
 

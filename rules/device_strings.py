@@ -533,8 +533,8 @@ class DeviceStrings(Rule):
         """``"neuron" if torch.accelerator.is_available() else "cuda"``: ``node`` is the ``"cuda"`` a
         ported default keeps for hosts without an accelerator (one pass is a fixed point)."""
         parent = self.parent(node)
-        return (isinstance(parent, cst.IfExp) and parent.orelse is node and self.matches(parent.test.func, "torch.accelerator.is_available")
-                if isinstance(parent, cst.IfExp) and isinstance(parent.test, cst.Call) else False)
+        return (isinstance(parent, cst.IfExp) and parent.orelse is node and isinstance(parent.test, cst.Call)
+                and self.matches(parent.test.func, "torch.accelerator.is_available"))
 
     def _default_read_everywhere(self, node: cst.BaseExpression) -> bool:
         """``add_argument("--device", default="cuda")``, ``getattr(args, "device", "cuda")``,

@@ -563,6 +563,7 @@ class KernelFile(FileAnalysis):
     def compute(cls, rule: Rule) -> KernelFile:
         index = child_index(rule)
         for node in index.find(index.root, cst.Import, cst.ImportFrom):
+            names: list[str | None] = []
             if isinstance(node, cst.ImportFrom):
                 names = [dotted(node.module)] if node.module is not None and not node.relative else []
                 if names == ["numba"] and not isinstance(node.names, cst.ImportStar):
