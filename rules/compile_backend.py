@@ -15,7 +15,7 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.args import drop_keyword, keyword, make_arg, set_keyword_keep_layout, with_args
 from porter.rules._lib.nodes import dotted, string_value, with_string_value
-from porter.rules._lib.tree import child_index
+from porter.rules._lib.tree import child_index, name_bindings
 from porter.rules._tables.compile import COMPILE_FORWARDERS, COMPILE_KEYWORDS, CUDA_BACKENDS, DEBUG_BACKENDS, cuda_only_option
 
 _COMPILE = "torch.compile"
@@ -197,20 +197,18 @@ class CompileBackend(Rule):
         library's own ``compile`` (Hailo's compiler), not ``nn.Module.compile``."""
         if not isinstance(receiver, cst.Name):
             return False
-        scope = self.get_metadata(ScopeProvider, receiver, None)
-        if scope is None or receiver.value not in scope:
+        values = name_bindings(self, receiver)
+        if not values:
             return False
-        for assignment in scope[receiver.value]:
-            node = getattr(assignment, "node", None)
-            holder = self.parent(node) if node is not None else None
-            assign = self.parent(holder) if isinstance(holder, cst.AssignTarget) else None
-            if not (isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Call)):
+        for value in values:
+            if not isinstance(value, cst.Call):
                 return False
-            callee = self.get_metadata(QualifiedNameProvider, assign.value.func, set())
+            callee = self.get_metadata(QualifiedNameProvider, value.func, set())
             if not callee or any(n.source is not QualifiedNameSource.IMPORT or n.name.split(".")[0] == "torch"
                                  for n in callee):
                 return False
-        for access in scope.accesses[receiver.value]:
+        scope = self.get_metadata(ScopeProvider, receiver, None)
+        for access in scope.accesses[receiver.value] if scope is not None else ():
             parent = self.parent(access.node)
             if isinstance(parent, cst.Call) and parent.func is access.node:
                 return False

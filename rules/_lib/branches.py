@@ -513,7 +513,6 @@ class CudaOnlyBranches(FileAnalysis):
         local: dict[str, cst.FunctionDef] | None = None
         definitions: dict[str, cst.FunctionDef | cst.ClassDef] | None = None
         cuda_flags: set[str] | None = None
-        kernels: bool | None = None
         # The per-type buckets of the index, not an isinstance over every node: libcst's node
         # classes are ABCs, and that test over a file's whole pre-order was 23 of 461 s profiled.
         for node in cast("list[cst.If | cst.While | cst.IfExp]", index.find(index.root, cst.If, cst.While, cst.IfExp)):
@@ -529,12 +528,12 @@ class CudaOnlyBranches(FileAnalysis):
                     tests.add(id(node))
                     continue
             if sides is not None:
-                kernels = _kernel_file(rule) if kernels is None else kernels
-                inner_nodes = [] if kernels else [inner for side in sides for inner in index.walk(side)]
-                if not kernels and not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
-                    definitions = _local_definitions(rule) if definitions is None else definitions
-                    if not any(local_cuda_only_use(rule, inner, definitions) is not None for inner in inner_nodes):
-                        continue
+                if not _kernel_file(rule):  # a kernel file keeps every device-type test (KernelFile)
+                    inner_nodes = [inner for side in sides for inner in index.walk(side)]
+                    if not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
+                        definitions = _local_definitions(rule) if definitions is None else definitions
+                        if not any(local_cuda_only_use(rule, inner, definitions) is not None for inner in inner_nodes):
+                            continue
                 tests.add(id(node))
                 branches.update(id(side) for side in sides)
             elif _calls_availability(rule, node.test):

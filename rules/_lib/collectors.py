@@ -6,12 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import ScopeProvider
 
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.nodes import dotted, string_value
-from porter.rules._lib.tree import child_index, visit_original
+from porter.rules._lib.tree import child_index, name_bindings, visit_original
 
 
 @dataclass(frozen=True)
@@ -234,7 +233,7 @@ def copies_policy(rule: Rule, call: cst.Call) -> bool:
     value = arg.value
     if isinstance(value, cst.Name) and value.value == "None":
         return False
-    values = _bindings(rule, value) if isinstance(value, cst.Name) else [value]
+    values = name_bindings(rule, value) if isinstance(value, cst.Name) else [value]
     return not values or not all(_no_weights(rule, v) for v in values)
 
 
@@ -251,7 +250,7 @@ def sole_binding(rule: Rule, target: cst.BaseExpression, call: cst.Call) -> bool
     (``self.collector``) counts as sole."""
     if not isinstance(target, cst.Name):
         return isinstance(target, cst.Attribute)
-    values = _bindings(rule, target)
+    values = name_bindings(rule, target)
     if values is None:
         return False
     return all(value is call or (isinstance(value, cst.Name) and value.value == "None") for value in values)
@@ -262,32 +261,10 @@ def bound_to_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
     (``x = "cpu"``, ``x = torch.device("cpu")``): it can never hold a neuron device."""
     if not isinstance(value, cst.Name):
         return False
-    values = _bindings(rule, value)
+    values = name_bindings(rule, value)
     if not values:
         return False
     return all(isinstance(v, cst.BaseExpression) and _is_cpu(rule, v) for v in values)
-
-
-def _bindings(rule: Rule, name: cst.Name) -> list[cst.CSTNode | None] | None:
-    """What each binding of ``name`` binds: the assigned value, a ``def``, or None for any other
-    binding (a parameter, a loop target, an import ...). None when the scope is unknown."""
-    scope = rule.get_metadata(ScopeProvider, name, None)
-    if scope is None or name.value not in scope:
-        return None
-    values: list[cst.CSTNode | None] = []
-    for assignment in scope[name.value]:
-        node = getattr(assignment, "node", None)
-        holder = rule.parent(node) if node is not None else None
-        if isinstance(node, cst.FunctionDef):
-            values.append(node)
-        elif isinstance(holder, cst.AssignTarget) and isinstance(assign := rule.parent(holder), cst.Assign) \
-                and len(assign.targets) == 1:
-            values.append(assign.value)
-        elif isinstance(holder, cst.AnnAssign) and holder.target is node:
-            values.append(holder.value)
-        else:
-            values.append(None)
-    return values
 
 
 def _is_cpu(rule: Rule, value: cst.BaseExpression) -> bool:

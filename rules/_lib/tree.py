@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 from libcst import MetadataDependent
+from libcst.metadata import ScopeProvider
 
 from porter.engine.fastcst.walk import TreeIndex, own_hooks
 
@@ -81,3 +82,25 @@ def holder_through_choices(rule: Rule, node: cst.CSTNode) -> tuple[cst.CSTNode, 
 def enclosing_function(rule: Rule, node: cst.CSTNode) -> cst.FunctionDef | None:
     """The innermost ``def`` that holds ``node`` (None at module level)."""
     return next((a for a in rule.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+
+def name_bindings(rule: Rule, name: cst.Name) -> list[cst.CSTNode | None] | None:
+    """What each binding of ``name`` binds: the assigned value, a ``def``, or None for any other
+    binding (a parameter, a loop target, an import ...). None when the scope is unknown."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    if scope is None or name.value not in scope:
+        return None
+    values: list[cst.CSTNode | None] = []
+    for assignment in scope[name.value]:
+        node = getattr(assignment, "node", None)
+        holder = rule.parent(node) if node is not None else None
+        if isinstance(node, cst.FunctionDef):
+            values.append(node)
+        elif isinstance(holder, cst.AssignTarget) and isinstance(assign := rule.parent(holder), cst.Assign) \
+                and len(assign.targets) == 1:
+            values.append(assign.value)
+        elif isinstance(holder, cst.AnnAssign) and holder.target is node:
+            values.append(holder.value)
+        else:
+            values.append(None)
+    return values
