@@ -38,6 +38,8 @@ class CheckOptions:
     strict: bool = False
     seed: int = 0
     allow_eager: bool = False
+    # the runs take turns: a script that writes files under fixed names (a dataset it records) races with itself
+    one_at_a_time: bool = False
     on_stage: Callable[[str], None] | None = field(default=None, compare=False)  # progress lines, as they come
 
 
@@ -90,7 +92,7 @@ def run_check(options: CheckOptions) -> CheckReport:
         ]
     # Scripts that spawn their ranks often pin MASTER_PORT themselves: their runs take turns.
     pinned = any(spawns_ranks(s.script) for s in specs) and options.nproc > 1
-    with ThreadPoolExecutor(max_workers=1 if pinned else PARALLEL_RUNS) as pool:
+    with ThreadPoolExecutor(max_workers=1 if pinned or options.one_at_a_time else PARALLEL_RUNS) as pool:
         results = list(pool.map(run, specs))
     if options.against and options.on_stage:
         options.on_stage("comparing losses")

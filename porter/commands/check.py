@@ -79,6 +79,9 @@ backend runs on gloo.
               help="Also fail on warnings (graph breaks without fullgraph, float64) and on graphs not verified.")
 @click.option("--allow-eager", is_flag=True, default=False,
               help="Do not fail when nothing was compiled (a port meant to run eagerly, op by op).")
+@click.option("--one-at-a-time", is_flag=True, default=False,
+              help="Run the port's and the original's runs one after another, not two at once (slower): for a "
+                   "script that writes files under fixed names, such as a dataset it records in a cache.")
 def command(
     script: str,
     script_args: tuple[str, ...],
@@ -92,6 +95,7 @@ def command(
     bisect: bool,
     strict: bool,
     allow_eager: bool,
+    one_at_a_time: bool,
 ) -> int:
     import importlib.util
 
@@ -115,6 +119,7 @@ def command(
         bisect=bisect,
         strict=strict,
         allow_eager=allow_eager,
+        one_at_a_time=one_at_a_time,
         on_stage=_say_stage,
     )
     if target == "device":

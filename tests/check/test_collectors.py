@@ -255,6 +255,17 @@ def test_inside_vmap_a_wrapped_tensor_is_on_its_tensors_device() -> None:
     assert report["steps_run"] == 2 and code == 0, report["findings"]
 
 
+def test_is_cpu_is_false_on_the_device() -> None:
+    """Tensor.is_cpu is False for a device tensor, as .device says (tensordict's to("cpu") skips a
+    leaf whose is_cpu is True). Before, an emulated device tensor answered True, the host copy was
+    skipped, and torchrl's rollout (auto_cast_to_device=True) mixed its policy's action with the
+    env's CPU rewards in RewardSum (iql_offline's evaluation, a false device-mixing error)."""
+    code, report = check("is_cpu_copy.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["crash"] is None, report["crash"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
 def test_data_rebinding_moves_the_tensor() -> None:
     """t.data = other puts t on other's device (tensordict rebinds buffers so); is_set_to computes
     nothing. Before, the rebound buffer stayed a CPU tensor and mixed in every use."""

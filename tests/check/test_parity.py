@@ -202,3 +202,14 @@ def test_no_sensitivity_run_for_runs_that_stopped_at_different_steps() -> None:
                    0.0, "mismatch", "steps differ: port 3, original 2")
     options = CheckOptions(script="/nonexistent/port.py", against="/nonexistent/original.py")
     assert _sensitivity(options, p, semantic=True) is p
+
+
+def test_runs_that_write_under_a_fixed_name_take_turns_with_one_at_a_time() -> None:
+    """Two runs at once of a script that records its data under a fixed name collide (the second
+    raises FileExistsError); --one-at-a-time runs them one after another and the check passes."""
+    against = str(SCRIPTS / "fixed_name_cuda.py")
+    code, report = check("fixed_name_port.py", "--against", against, "--steps", "2", "--allow-eager")
+    assert code == 2 and "FileExistsError" in str(report["crash"] or report["original_crash"]), report["crash"]
+    code, report = check("fixed_name_port.py", "--against", against, "--steps", "2", "--allow-eager", "--one-at-a-time")
+    assert report["crash"] is None and report["original_crash"] is None, report["crash"]
+    assert code == 0 and [p["verdict"] for p in report["parity"]["passes"]] == ["match", "match"], report["findings"]

@@ -115,6 +115,16 @@ def test_lazy_parameters_materialize_on_the_device_they_were_made_on() -> None:
     assert code == 0 and report["steps_run"] == 3 and report["graphs"], report["findings"]
 
 
+def test_a_lazy_buffer_moves_to_the_device_before_it_has_a_shape() -> None:
+    """Module.to(device) with an UninitializedBuffer in it (torchrl's CatFrames, decision_transformer's
+    test env on the model's device): before, the emulated move cloned the buffer and raised
+    "Attempted to use an uninitialized parameter", in the port and in the original alike."""
+    code, report = check("lazy_buffer_moved.py", "--steps", "2", "--allow-eager")
+    assert report["crash"] is None, report["crash"]
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert code == 0 and report["steps_run"] == 2, report["findings"]
+
+
 def test_a_traceback_printed_before_sys_exit_is_the_cause() -> None:
     code, report = check("printed_traceback.py", "--steps", "1")
     assert code == 2

@@ -28,6 +28,7 @@ TAG = "_porter_dev"
 _HOOKED = "_porter_grad_hooked"
 _DEVICE_GETTER = torch._C.TensorBase.__dict__["device"]
 _IS_CUDA_GETTER = torch._C.TensorBase.__dict__["is_cuda"]
+_IS_CPU_GETTER = torch._C.TensorBase.__dict__["is_cpu"]
 _DATA = torch._C.TensorBase.__dict__["data"]
 
 T = torch.Tensor
@@ -177,6 +178,9 @@ class DeviceMode(TorchFunctionMode):
             return func(*args, **kwargs)
         if getattr(func, "__self__", None) is _IS_CUDA_GETTER:
             return dev_of(args[0]) == "cuda"
+        if getattr(func, "__self__", None) is _IS_CPU_GETTER:
+            # as .device says: tensordict's to("cpu") skips the copy of a leaf whose is_cpu is True
+            return dev_of(args[0]) is None
         if getattr(func, "__self__", None) is _DATA and getattr(func, "__name__", "") == "__set__":
             # t.data = other: t now holds other's storage, so other's device (tensordict's
             # TensorDictParams._apply rebinds a module's buffers so when it moves them)
@@ -321,14 +325,16 @@ class DeviceMode(TorchFunctionMode):
     def _place(self, t: torch.Tensor, kind: str, fresh: bool = False) -> torch.Tensor:
         """Put ``t`` on device ``kind`` (a copy, as a host-to-device transfer is).
 
-        Parameters are tagged in place: ``Module.to`` assigns ``param.data`` and keeps the object.
+        Parameters are tagged in place: ``Module.to`` assigns ``param.data`` and keeps the object;
+        so is a lazy buffer (no data yet: it materializes where it is tagged).
         """
         self._placement(kind, "cpu")
         if kind != self.emulate:  # a foreign device (CUDA in a port): runs on CPU, recorded above
             return t
         if dev_of(t) == kind:
             return t
-        if not (fresh or isinstance(t, torch.nn.Parameter)):
+        # a lazy buffer has no data to copy (clone raises), and is moved as its module's object
+        if not (fresh or isinstance(t, torch.nn.Parameter) or is_lazy(t)):
             with quiet():
                 t = t.clone()
         self._tag_outputs(t, kind, T.to)
