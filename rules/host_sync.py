@@ -29,6 +29,7 @@ from porter.rules._lib.hostsync import (
     SYNCHRONIZE,
     Feeder,
     HostSyncAnalysis,
+    Refresh,
     Site,
     StepLoop,
     has_comparison,
@@ -186,6 +187,65 @@ def _merge_adjacent(created: set[int]):
     return transform
 
 
+def _read_after_branch(plan: Refresh, test: str, marker: str, created: set[int]):
+    """``target = <value>`` -> ``if <test>: name = <value>`` (marker above) then ``target = name``;
+    ``name = <value>`` moves whole into the ``if``."""
+    condition = cst.parse_expression(test)
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel:
+        assert isinstance(updated, cst.SimpleStatementLine) and isinstance(updated.body[0], cst.Assign)
+        assign = updated.body[0]
+        if plan.moves_whole:  # the statement itself, its end-of-line comment with it
+            read = updated.with_changes(leading_lines=())
+        else:
+            read = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(plan.name))], value=assign.value)])
+        # a statement that moves takes its comments with it; one that stays keeps its own lines
+        own = [line for line in updated.leading_lines if line.comment is not None] if plan.moves_whole else []
+        branch = cst.If(
+            test=condition,
+            body=cst.IndentedBlock(body=[read]),
+            leading_lines=[*own, cst.EmptyLine(indent=True, comment=cst.Comment(marker))],
+        )
+        created.add(id(branch))
+        if plan.moves_whole:
+            return branch
+        rest = updated.with_changes(body=[assign.with_changes(value=cst.Name(plan.name))])
+        return cst.FlattenSentinel([branch, rest])
+
+    return transform
+
+
+def _merge_into_branch(created: set[int]):
+    """An ``if`` this rule created right after an ``if`` with the same test and no ``else``: its body
+    goes to the end of that branch's (the marker with it)."""
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.IndentedBlock)
+        merged: list[cst.BaseStatement] = []
+        code = cst.Module([]).code_for_node
+        for statement in updated.body:
+            previous = merged[-1] if merged else None
+            if (
+                isinstance(statement, cst.If)
+                and id(statement) in created
+                and isinstance(previous, cst.If)
+                and previous.orelse is None
+                and code(previous.test).strip() == code(statement.test).strip()
+                and isinstance(previous.body, cst.IndentedBlock)
+                and isinstance(statement.body, cst.IndentedBlock)
+            ):
+                inner = list(statement.body.body)
+                first = inner[0]
+                assert isinstance(first, cst.SimpleStatementLine)  # the read this rule wrote
+                inner[0] = first.with_changes(leading_lines=[*statement.leading_lines, *first.leading_lines])
+                merged[-1] = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
+                continue
+            merged.append(statement)
+        return updated.with_changes(body=merged)
+
+    return transform
+
+
 class HostSyncAccumulate(Rule):
     """Keep per-step accumulations of losses and counts on the device.
 
@@ -319,6 +379,16 @@ class HostSyncLogging(Rule):
         reads the stored tensors back, in order, through the meter's own ``update``; the loops'
         ``logger.update(loss=loss.item())`` / ``logger.meters["acc1"].update(acc1.item(), n=b)``
         pass the tensor. The logger prints when it did, the same numbers.
+        A per-step read of a value that only an interval branch right before it refreshes
+        (``if i % log_interval == 0: eval_td = env.rollout(...)`` then, every step,
+        ``metrics["eval/reward"] = eval_td["next", "reward"].sum(1).mean().item()``) is read once,
+        at the end of that branch, into a name of its own (``eval_reward``) that the per-step
+        statement reads (NRN611): the same value at every step, one sync per interval. Heuristic
+        (``rules/_lib/hostsync/refreshed.py``): the value only reads (subscripts, arithmetic,
+        ``.item()``-like readers); the names it reads that the branch assigns appear nowhere else
+        in the loop (in the branch only as assignment targets), and its other names appear nowhere
+        else in the loop and are not assigned in it; the branch has no ``else`` and its test calls
+        nothing and reads nothing the branch assigns.
 
     Why:
         Reading a device value as text is a host sync (``.item()`` copies to the host and waits
@@ -340,6 +410,13 @@ class HostSyncLogging(Rule):
             if step % LOG_INTERVAL == 0:
                 print(f"step {step} loss {loss.item():.4f}")
 
+        NRN611, a value refreshed only by the interval branch before it:
+            if i % log_interval == 0:
+                eval_td = test_env.rollout(...)
+                # porter: NRN611 deliberate: read where eval_td is refreshed (logging interval), ...
+                eval_reward = eval_td["next", "reward"].sum(1).mean().item()
+            metrics["eval/reward"] = eval_reward
+
         A metric logger's meter (NRN608), ``def update(self, value, n=1):`` then gets
             if isinstance(value, torch.Tensor):  # read when the meter is read, not every step
                 self._pending.append((value.detach().clone(), n))
@@ -355,6 +432,9 @@ class HostSyncLogging(Rule):
         an error it raises (a tensor of several elements) comes where the meter is read, and the
         tensors of one printing interval stay allocated until then. A meter read from outside
         its class (``meter.total``) or a logger given meters of another class is left (NRN606).
+        NRN611 changes no output either: each step logs the value it logged before, read once per
+        interval; it is a review change because an object the loop's names do not show (a buffer
+        another call fills in place) could change that value between intervals.
         Statements already under an ``if``
         that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
         ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
@@ -375,6 +455,7 @@ class HostSyncLogging(Rule):
         "NRN604": "per-step torch.cuda/neuron.synchronize() moved under the logging interval",
         "NRN607": "per-step logging in a loop with no step counter: review marker",
         "NRN608": "metric logger meters keep device values and read them when they are read (printed): no per-step .item()",
+        "NRN611": "a per-step read of a value only an interval branch refreshes, read once in that branch",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = _ORDER
@@ -402,6 +483,30 @@ class HostSyncLogging(Rule):
             self._insert_constant(analysis)
         for plan in analysis.meters:
             self._port_meter(plan)
+        refreshed_blocks: dict[int, cst.CSTNode] = {}
+        refreshed: set[int] = set()
+        for refresh in analysis.refreshes:
+            self._read_where_refreshed(refresh, refreshed)
+            block = self.parent(refresh.site.statement)
+            if block is not None:
+                refreshed_blocks[id(block)] = block
+        for block in refreshed_blocks.values():
+            self.replace(block, _merge_into_branch(refreshed), None, code="NRN611")
+
+    def _read_where_refreshed(self, plan: Refresh, created: set[int]) -> None:
+        """NRN611: the per-step read of what the branch refreshes is read in the branch, once."""
+        site, module = plan.site, self.context.module
+        assert isinstance(site.node, cst.Assign)
+        names = ", ".join(plan.refreshed)
+        test = module.code_for_node(plan.branch.test).strip()
+        marker = (
+            f"{MARKER_PREFIX} NRN611 deliberate: read where {names} is refreshed (logging interval), not"
+            f" {site.loop.every}: the same value at every step unless {names} changes in place"
+        )
+        shown = _describe(site.node.value, module)
+        kept = "" if plan.moves_whole else f"; the statement reads {plan.name}"
+        message = f"{shown} read under `if {test}:`, where {names} is refreshed (was {site.loop.every}, the same value{kept})"
+        self.replace(site.statement, _read_after_branch(plan, test, marker, created), message, code="NRN611", drops_calls=True)
 
     def _port_meter(self, plan: MeterPlan) -> None:
         """The meter keeps tensors (detached copies) and reads them back, in order, when it is read."""

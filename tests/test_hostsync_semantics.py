@@ -136,3 +136,36 @@ def test_a_float_sum_into_an_integer_literal_is_not_truncated() -> None:
     (ported_mean, ported_correct), _ = _run(port, "train")  # type: ignore[misc]
     assert 0 < mean < 10 and math.isclose(ported_mean, mean, rel_tol=1e-5)
     assert ported_correct == correct and isinstance(ported_correct, int)
+
+
+REFRESHED = '''
+import torch
+
+
+def train(model, data, optimizer, evaluate, log_metrics):
+    for i, (x, y) in enumerate(data):
+        x, y = x.to("cpu"), y.to("cpu")
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        metrics = {"loss": loss.detach()}
+        with torch.no_grad():
+            if i % 4 == 0:
+                eval_out = evaluate(model)
+            metrics["eval"] = eval_out.mean().item() * 2.0
+        log_metrics(metrics, i)
+'''
+
+
+def test_a_read_moved_into_its_refreshing_branch_logs_the_same_value_every_step() -> None:
+    """NRN611: the evaluation's value is read once per interval, and every step logs what it did."""
+    port = _port(REFRESHED)
+    assert 'metrics["eval"] = eval_value' in port, port  # the key names it; `eval` is a builtin
+    evaluate = lambda model: model(torch.ones(3, 4))  # noqa: E731
+    original: list[tuple[int, float]] = []
+    ported: list[tuple[int, float]] = []
+    _run(REFRESHED, "train", evaluate, lambda values, step: original.append((step, values["eval"])))
+    _run(port, "train", evaluate, lambda values, step: ported.append((step, values["eval"])))
+    assert ported == original and len(original) == STEPS
+    assert len({value for _, value in original}) == len(range(0, STEPS, 4))  # refreshed every 4 steps

@@ -4,8 +4,8 @@ One analysis per file (``Rule.analysis(HostSyncAnalysis)``) finds the step loops
 counter and logging interval (``loops``), and sorts every host synchronisation on the per-step
 path into what the rules do with it (``sites``): an accumulation to keep on the device
 (``accumulators``), a logging statement to move under the interval and what moves with it
-(``intervals``), a control-flow use to mark, a per-step ``synchronize()`` or a residual sync to
-mark. Each module's docstring states the heuristics it uses.
+(``intervals``), a read of what an interval branch refreshes to move into it (``refreshed``), a
+control-flow use to mark, a per-step ``synchronize()`` or a residual sync to mark. Each module's docstring states the heuristics it uses.
 """
 
 from porter.rules._lib.hostsync.analysis import HostSyncAnalysis
@@ -15,6 +15,7 @@ from porter.rules._lib.hostsync.model import (
     CONSTANT,
     CONTROL,
     LOG,
+    REFRESHED,
     RESIDUAL,
     SYNCHRONIZE,
     Feeder,
@@ -22,6 +23,7 @@ from porter.rules._lib.hostsync.model import (
     Site,
     StepLoop,
 )
+from porter.rules._lib.hostsync.refreshed import Refresh
 from porter.rules._lib.hostsync.syntax import has_comparison, iter_nodes, strip_host
 
 __all__ = [
@@ -30,10 +32,12 @@ __all__ = [
     "CONSTANT",
     "CONTROL",
     "LOG",
+    "REFRESHED",
     "RESIDUAL",
     "SYNCHRONIZE",
     "Feeder",
     "HostSyncAnalysis",
+    "Refresh",
     "RunningMean",
     "Site",
     "StepLoop",

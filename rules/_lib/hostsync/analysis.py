@@ -13,6 +13,7 @@ from porter.rules._lib.hostsync.intervals import Intervals
 from porter.rules._lib.hostsync.loops import StepLoops
 from porter.rules._lib.hostsync.meters import MeterLoggers, MeterPlan
 from porter.rules._lib.hostsync.model import Site, StepLoop
+from porter.rules._lib.hostsync.refreshed import Refresh, plan_refreshes
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.sites import SiteCollector
 
@@ -22,7 +23,8 @@ METER_CODE = "NRN608"  # rules/host_sync.py: HostSyncLogging writes the meter pl
 @dataclass
 class HostSyncAnalysis(FileAnalysis):
     """Step loops (``loops.py``), their per-step sync sites (``sites.py``), which accumulations
-    stay on the device (``accumulators.py``) and which log statements move (``intervals.py``)."""
+    stay on the device (``accumulators.py``), which log statements move (``intervals.py``) and which
+    reads move into the interval branch that refreshes what they read (``refreshed.py``)."""
 
     index: TreeIndex
     loops: list[StepLoop] = field(default_factory=list)
@@ -30,6 +32,7 @@ class HostSyncAnalysis(FileAnalysis):
     constant_anchor: cst.BaseStatement | None = None  # insert LOG_INTERVAL after this statement
     constant_before: bool = False  # insert before the anchor instead
     meters: list[MeterPlan] = field(default_factory=list)  # metric loggers whose meters read tensors later (meters.py)
+    refreshes: list[Refresh] = field(default_factory=list)  # reads moved into the branch that refreshes them (refreshed.py)
 
     def of_kind(self, *kinds: str) -> list[Site]:
         return [site for site in self.sites if site.kind in kinds]
@@ -47,5 +50,7 @@ class HostSyncAnalysis(FileAnalysis):
         accumulators = Accumulators(scope, loops, sites)
         accumulators.classify()
         sites.extend(accumulators.logs_reading_converted())
+        # first: a read of what an interval branch refreshes keeps its statement's output every step
+        refreshes = plan_refreshes(scope, sites)
         Intervals(scope, sites).decide()
-        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before, meters)
+        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before, meters, refreshes)

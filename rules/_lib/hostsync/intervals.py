@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from porter.engine.fastcst.walk import TreeIndex
 from porter.rules._lib.hostsync.model import (
     ACCUMULATE,
     CONTROL,
@@ -38,6 +39,19 @@ _READERS = frozenset(
     {"item", "detach", "cpu", "float", "mean", "sum", "tolist", "numpy", "get_last_lr", "size", "numel", "max", "min", "norm", "std"}
 )
 _PURE_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "dict", "str"})
+
+
+def reads_only(index: TreeIndex, value: cst.BaseExpression) -> bool:
+    """The value only reads: its calls are readers (``.item()``, ``.mean()``, ``float()``...), so
+    computing it elsewhere moves no effect."""
+    for node in iter_nodes(index, value):
+        if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.Yield, cst.Await)):
+            return False
+        if isinstance(node, cst.Call):
+            name = method_name(node)
+            if name not in _READERS and not (isinstance(node.func, cst.Name) and node.func.value in _PURE_BUILTINS):
+                return False
+    return True
 
 
 class Intervals:
@@ -92,7 +106,7 @@ class Intervals:
             if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1 or len(targets) != 1:
                 continue
             target = targets[0].target
-            if not isinstance(target, cst.Name) or not self._reads_only(site.node.value):
+            if not isinstance(target, cst.Name) or not reads_only(self.index, site.node.value):
                 continue
             block = self.scope.parent(statement)
             if not isinstance(block, cst.IndentedBlock):
@@ -107,16 +121,6 @@ class Intervals:
             assert isinstance(log, cst.SimpleStatementLine)
             self.sites.remove(site)
             self.sites.append(Site(LOG, log, log.body[0], site.loop, syncs=site.syncs, carried=statement))
-
-    def _reads_only(self, value: cst.BaseExpression) -> bool:
-        for node in iter_nodes(self.index, value):
-            if isinstance(node, (cst.Lambda, cst.NamedExpr, cst.Yield, cst.Await)):
-                return False
-            if isinstance(node, cst.Call):
-                name = method_name(node)
-                if name not in _READERS and not (isinstance(node.func, cst.Name) and node.func.value in _PURE_BUILTINS):
-                    return False
-        return True
 
     def _read_only_in(self, name: str, log: cst.CSTNode, loop: StepLoop) -> bool:
         function: cst.CSTNode = loop.function if loop.function is not None else loop.node

@@ -34,6 +34,7 @@ LOG = "log"
 CONTROL = "control"
 SYNCHRONIZE = "synchronize"
 RESIDUAL = "residual"
+REFRESHED = "refreshed"  # a residual read of what an interval branch refreshes: read there (refreshed.py)
 
 
 @dataclass

@@ -1,0 +1,184 @@
+"""A per-step read of a value that only an interval branch refreshes: read it there, once.
+
+    if i % log_interval == 0:
+        eval_td = env.rollout(...)
+    metrics["eval/reward"] = eval_td["next", "reward"].sum(1).mean().item()
+
+Every step reads the same value again (``eval_td`` changes only when the branch runs), and each read
+is a host sync. The read moves to the end of the branch into a name of its own, and the per-step
+statement takes that name: the same value at every step, read from the device once per interval.
+
+The rule writes the read under a copy of the branch's test right after the branch
+(``if <test>: name = <value>``) and merges it into the branch when nothing else came between them.
+
+When it applies (each condition is what makes the value the same at every step):
+- the statement is one assignment right after an ``if`` with no ``else`` whose test is an interval
+  test (``syntax.is_interval_test``) that calls nothing and reads no name the branch assigns (so
+  its copy after the branch is the same test), both in the step loop's body at the same level, and
+  no ``continue``/``break``/``return``/``raise`` in the branch (the read at its end always runs);
+- its value only reads (``intervals.reads_only``: subscripts, arithmetic, ``.item()``, ``.mean()``...);
+- at least one name it reads is assigned in the branch, and those names appear nowhere else in the
+  loop: in the branch only as assignment targets, so nothing changes them in between; every other
+  name it reads appears nowhere else in the loop either and is not assigned in it (loop-invariant);
+- the target is a name assigned nowhere else in the loop (the statement itself moves into the
+  branch), or a subscript or attribute (it then reads a new name, unused in the function).
+
+It is a review change: a value another object shares (a buffer a later call fills in place) would
+change between intervals without any name of the loop saying so.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from dataclasses import dataclass
+
+import libcst as cst
+
+from porter.rules._lib.hostsync.intervals import reads_only
+from porter.rules._lib.hostsync.model import REFRESHED, RESIDUAL, Site
+from porter.rules._lib.hostsync.scope import FileScope
+from porter.rules._lib.hostsync.syntax import assigned_names, is_interval_test, iter_nodes
+
+_BUILTINS = frozenset(dir(builtins))
+_EXITS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+
+
+@dataclass
+class Refresh:
+    """Move ``site``'s read into ``branch``: ``name = <value>`` at the branch's end, and the per-step
+    statement becomes ``<target> = name`` (or moves whole when ``name`` is its own target)."""
+
+    site: Site
+    branch: cst.If
+    refreshed: list[str]  # the names the branch assigns that the value reads
+    name: str
+    moves_whole: bool  # the target is ``name`` itself: the statement moves
+
+
+def plan_refreshes(scope: FileScope, sites: list[Site]) -> list[Refresh]:
+    """Find the residual syncs that read only what an interval branch right before them refreshes;
+    their sites become REFRESHED."""
+    plans: list[Refresh] = []
+    for site in sites:
+        if site.kind != RESIDUAL or site.kept:
+            continue
+        plan = _plan(scope, site)
+        if plan is not None:
+            site.kind = REFRESHED
+            plans.append(plan)
+    return plans
+
+
+def _plan(scope: FileScope, site: Site) -> Refresh | None:
+    small, statement = site.node, site.statement
+    if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+        return None
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    index = scope.index
+    if not reads_only(index, small.value):
+        return None
+    block = scope.parent(statement)
+    if not isinstance(block, cst.IndentedBlock) or not _in_loop_body(scope, block, site):
+        return None
+    statements = list(block.body)
+    position = next(i for i, s in enumerate(statements) if s is statement)
+    branch = statements[position - 1] if position else None
+    if not isinstance(branch, cst.If) or branch.orelse is not None or not is_interval_test(index, branch.test):
+        return None
+    loop_body = site.loop.node.body
+    in_branch = assigned_names(index, branch.body)
+    if any(isinstance(n, cst.Call) for n in iter_nodes(index, branch.test)) or _names_read(scope, branch.test) & in_branch:
+        return None
+    if any(isinstance(n, _EXITS) for n in iter_nodes(index, branch.body)):
+        return None  # a read appended to the branch would not run where the branch leaves early
+    read = _names_read(scope, small.value)
+    refreshed = sorted({name for name in read if name in in_branch})
+    if not refreshed or assigned_names(index, small.value):
+        return None
+    for name in read:
+        for node in _references(scope, loop_body, name):
+            if _inside(scope, node, small.value):
+                continue
+            if name in in_branch and _inside(scope, node, branch.body) and isinstance(scope.parent(node), cst.AssignTarget):
+                continue
+            return None  # used elsewhere in the loop: it may change between intervals
+        if name not in in_branch and name in assigned_names(index, loop_body):
+            return None
+    target = small.targets[0].target
+    if isinstance(target, cst.Name):
+        if any(node is not target for node in _references(scope, loop_body, target.value)
+               if isinstance(scope.parent(node), cst.AssignTarget)):
+            return None  # assigned elsewhere in the loop too
+        return Refresh(site, branch, refreshed, target.value, True)
+    if not isinstance(target, (cst.Subscript, cst.Attribute)):
+        return None
+    function: cst.CSTNode = site.loop.function if site.loop.function is not None else scope.module
+    used = {n.value for n in iter_nodes(index, function, into_scopes=True) if isinstance(n, cst.Name)}
+    return Refresh(site, branch, refreshed, _fresh_name(target, refreshed, used), False)
+
+
+def _in_loop_body(scope: FileScope, block: cst.IndentedBlock, site: Site) -> bool:
+    """The block is the loop's body, or a ``with`` body in it (no branch or inner loop between)."""
+    current: cst.CSTNode | None = block
+    while current is not site.loop.node.body:
+        owner = scope.parent(current) if current is not None else None
+        if not isinstance(owner, cst.With):
+            return False
+        current = scope.parent(owner)
+        if not isinstance(current, cst.IndentedBlock):
+            return False
+    return True
+
+
+def _names_read(scope: FileScope, node: cst.CSTNode) -> set[str]:
+    return {
+        n.value
+        for n in iter_nodes(scope.index, node)
+        if isinstance(n, cst.Name) and not _is_label(scope, n) and n.value not in _BUILTINS
+    }
+
+
+def _references(scope: FileScope, node: cst.CSTNode, name: str) -> list[cst.Name]:
+    return [
+        n for n in iter_nodes(scope.index, node, into_scopes=True)
+        if isinstance(n, cst.Name) and n.value == name and not _is_label(scope, n)
+    ]
+
+
+def _is_label(scope: FileScope, node: cst.Name) -> bool:
+    """An attribute's name or a keyword argument's: not a variable."""
+    parent = scope.parent(node)
+    return (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+        isinstance(parent, cst.Arg) and parent.keyword is node
+    )
+
+
+def _inside(scope: FileScope, node: cst.CSTNode, root: cst.CSTNode) -> bool:
+    current: cst.CSTNode | None = node
+    while current is not None:
+        if current is root:
+            return True
+        current = scope.parent(current)
+    return False
+
+
+def _fresh_name(target: cst.BaseAssignTargetExpression, refreshed: list[str], used: set[str]) -> str:
+    """``metrics["eval/reward"]`` -> ``eval_reward``; ``self.score`` -> ``score``; else ``<name>_value``."""
+    base = ""
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+        key = target.slice[0].slice
+        if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString):
+            base = re.sub(r"\W+", "_", str(key.value.evaluated_value)).strip("_").lower()
+    elif isinstance(target, cst.Attribute):
+        base = target.attr.value
+    if not base.isidentifier() or base[0].isdigit():
+        base = f"{refreshed[0]}_value"
+    if base in used or base in _BUILTINS:
+        base = f"{base}_value"
+    name, n = base, 1
+    while name in used or name in _BUILTINS:
+        n += 1
+        name = f"{base}_{n}"
+    return name
