@@ -1,4 +1,5 @@
-"""NRN416: a torchrl HardUpdate stepped inside a compiled function runs eagerly."""
+"""NRN416: a step counted in a Python int (torchrl's HardUpdate, an optimizer's ``group["step"] += 1``)
+called inside a compiled function runs eagerly."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import libcst.matchers as m
 
 from porter.engine.changes import ImportSpec, Safety
 from porter.engine.imported import imported_module
+from porter.engine.options import Options
 from porter.engine.rule import Rule
 from porter.rules._lib.imports import import_binding, torch_alias
 from porter.rules._lib.nodes import dotted
@@ -18,13 +20,20 @@ from porter.rules._tables.compile import COUNTING_TARGET_UPDATERS
 
 
 class EagerTargetUpdater(Rule):
-    """Run a torchrl ``HardUpdate``'s ``step()`` eagerly when a compiled function calls it.
+    """Run a ``step()`` that counts in a Python int eagerly when a compiled function calls it.
 
     What it does:
         In a function the file compiles (``update = torch.compile(update, ...)`` in the scope
         that defines it, or ``@torch.compile``), rewrites ``updater.step()`` to
         ``torch.compiler.disable(updater.step)()`` when ``updater`` holds a torchrl ``HardUpdate``
-        (``COUNTING_TARGET_UPDATERS``, matched by qualified name). What the name holds is read
+        (``COUNTING_TARGET_UPDATERS``, matched by qualified name) or an optimizer of the project
+        that counts its steps in a Python int: a class of this file or of a project module
+        (``Options.imports``, which lists the modules a helper module imports too) deriving from
+        ``torch.optim.Optimizer`` whose own ``step`` does ``group["step"] += 1`` or
+        ``state["step"] += 1`` (a LAMB or Lion copied into the repository). A name that holds such
+        an object on one path and a torch optimizer on another (``Lamb(...)`` if the config says
+        so, else ``torch.optim.Adam(...)``) counts too: disabling a torch optimizer's step only
+        runs it eagerly, the same arithmetic. What the name holds is read
         where the compiled function finds it, in an enclosing function or the module, from every
         assignment of it there: ``updater = HardUpdate(...)``, or a call of a function that
         returns one: ``loss, updater = make_loss(cfg)`` with ``make_loss`` defined at the top
@@ -41,7 +50,10 @@ class EagerTargetUpdater(Rule):
         part eagerly anyway. On Neuron each recompile is a neuronx-cc compile. A function wrapped
         by ``torch.compiler.disable`` is called eagerly from compiled code (a graph break at the
         call), so the counter is never guarded on. The step copies parameters once per interval;
-        eagerly it does the same copies.
+        eagerly it does the same copies. An optimizer whose step adds 1 to ``group["step"]``, a
+        Python int read in its bias corrections (``beta1 ** group["step"]``), recompiles the same
+        way at every step (torchrl 0.14.1's decision_transformer/lamb.py:109-112 under online_dt's
+        compiled update); torch's own optimizers keep ``step`` in a tensor for this reason.
 
     Before:
         loss_module, target_net_updater = make_discrete_loss(cfg.loss, model)
@@ -65,12 +77,14 @@ class EagerTargetUpdater(Rule):
         Safe: the same calls in the same order with the same values; only where Dynamo traces
         changes. The heuristic for what a name holds is above; a function is compiled when this
         file passes it by name to ``torch.compile`` in the scope that defines it (or decorates it).
-        ``SoftUpdate`` is left traced (tensor arithmetic only, no Python counter).
+        ``SoftUpdate`` is left traced (tensor arithmetic only, no Python counter). An optimizer
+        step run eagerly is the same arithmetic as traced, op by op (no fused kernels): on Neuron
+        slower than a compiled step, not one compile per step.
     """
 
     code: ClassVar[str] = "NRN416"
     name: ClassVar[str] = "compile-target-updater"
-    summary: ClassVar[str] = "HardUpdate.step() in a compiled function -> torch.compiler.disable(updater.step)()"
+    summary: ClassVar[str] = "HardUpdate.step() or a Python-counting optimizer's step() in a compiled function -> torch.compiler.disable(x.step)()"
     safety: ClassVar[Safety] = Safety.SAFE
     triggers: ClassVar[tuple[str, ...]] = (".step()",)
     trigger_pattern: ClassVar[str] = r"compile"
@@ -84,16 +98,18 @@ class EagerTargetUpdater(Rule):
         function = next((a for a in self.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.Lambda, cst.ClassDef))), None)
         if not isinstance(function, cst.FunctionDef) or not self._compiled(function) or _binds(function, holder):
             return
-        if not self._holds_counter(function, holder):
+        counter = self._holds_counter(function, holder)
+        if counter is None:
             return
         bound = torch_alias(self.context.module)  # `import torch.nn` binds torch too
         torch = bound or "torch"
+        how = "its steps" if counter == "HardUpdate" else 'its steps (`group["step"] += 1`)'
         self.replace(
             node,
             lambda updated: cst.Call(
                 func=cst.Call(func=cst.parse_expression(f"{torch}.compiler.disable"), args=[cst.Arg(updated.func)])  # type: ignore[attr-defined]
             ),
-            f"{holder}.step() -> {torch}.compiler.disable({holder}.step)(): HardUpdate counts its steps in a Python int, "
+            f"{holder}.step() -> {torch}.compiler.disable({holder}.step)(): {counter} counts {how} in a Python int, "
             "which compiled code guards on and recompiles for at every step",
             imports=() if bound else (ImportSpec("torch"),),
         )
@@ -124,8 +140,11 @@ class EagerTargetUpdater(Rule):
         return next((a for a in self.ancestors(node) if isinstance(a, (cst.FunctionDef, cst.ClassDef))), self.context.module)
 
     # -- what the name holds -----------------------------------------------------------------------------
-    def _holds_counter(self, function: cst.FunctionDef, name: str) -> bool:
-        """Whether ``name``, free in ``function``, holds a counting updater where ``function`` finds it."""
+    def _holds_counter(self, function: cst.FunctionDef, name: str) -> str | None:
+        """What counting object ``name``, free in ``function``, holds where ``function`` finds it (its
+        class's name), or None. A name assigned from a counting class on one path and a torch
+        optimizer on another (``Lamb(...)`` or ``torch.optim.Adam(...)``) counts: disabling a torch
+        optimizer's step only runs it eagerly."""
         scope: cst.CSTNode = function
         while not isinstance(scope, cst.Module):
             scope = self._scope_of(scope)
@@ -133,25 +152,45 @@ class EagerTargetUpdater(Rule):
                 continue  # a class body's names are not seen by the methods in it
             values = _assigned(scope, name)
             if values is None:
-                return False  # bound there some other way
+                return None  # bound there some other way
             if values:
-                return all(self._makes_counter(target, value) for target, value in values)
-        return False
+                return _one_counter([self._makes_counter(target, value) for target, value in values])
+        return None
 
-    def _makes_counter(self, target: int | None, value: cst.BaseExpression) -> bool:
+    def _makes_counter(self, target: int | None, value: cst.BaseExpression) -> str | None:
         if not isinstance(value, cst.Call):
-            return False
-        if target is None and self.matches(value.func, *COUNTING_TARGET_UPDATERS):
-            return True
+            return None
+        if target is None:
+            made = self._counting_class(value.func)
+            if made is not None:
+                return made
         return self._returns_counter(value.func, target)
 
-    def _returns_counter(self, func: cst.BaseExpression, position: int | None) -> bool:
+    def _counting_class(self, func: cst.BaseExpression) -> str | None:
+        """``func`` (a callee of this file) is a counting class: HardUpdate, a class of this file or
+        of a project module it imports that counts its optimizer steps, or a torch optimizer (EAGER)."""
+        if self.matches(func, *COUNTING_TARGET_UPDATERS):
+            return "HardUpdate"
+        if isinstance(func, cst.Name) and import_binding(self.context.module, func.value) is None:
+            local = _top_level_class(self.context.module, func.value)
+            return func.value if local is not None and _counts_optimizer_steps(self.context.module, local) else None
+        for qualified in self.qualified(func):
+            if qualified.startswith(_TORCH_OPTIM) and not qualified.startswith(_TORCH_SCHEDULERS):
+                return EAGER
+            module, _, name = qualified.rpartition(".")
+            if module and not module.startswith(("torch", "torchrl")) and self.options.imports:
+                made = _project_counting_class(self.options, module, name)
+                if made is not None:
+                    return made
+        return None
+
+    def _returns_counter(self, func: cst.BaseExpression, position: int | None) -> str | None:
         """``func`` is a top-level function of this file or of a project module whose every return
-        gives a counting updater (at ``position`` of a returned tuple)."""
+        gives a counting object (at ``position`` of a returned tuple): its class's name."""
         if isinstance(func, cst.Name) and import_binding(self.context.module, func.value) is None:
             local = _top_level_function(self.context.module, func.value)
             if local is not None:
-                return _function_returns_counter(local, position, lambda f: self.matches(f, *COUNTING_TARGET_UPDATERS))
+                return _function_returns_counter(local, position, self._counting_class)
         for qualified in self.qualified(func):
             module, _, name = qualified.rpartition(".")
             if not module or module.startswith("torch"):
@@ -159,8 +198,22 @@ class EagerTargetUpdater(Rule):
             tree = imported_module(self.options, module, defining=name) if self.options.imports else None
             defined = _top_level_function(tree, name) if tree is not None else None
             if tree is not None and defined is not None:
-                return _function_returns_counter(defined, position, partial(_counts_in, tree))
-        return False
+                return _function_returns_counter(defined, position, partial(_counts_in, self.options, tree))
+        return None
+
+
+# A torch optimizer: disabled, its step() runs eagerly, the same arithmetic (not a counter itself).
+EAGER = "eager"
+_TORCH_OPTIM = "torch.optim."
+_TORCH_SCHEDULERS = "torch.optim.lr_scheduler."
+
+
+def _one_counter(found: Sequence[str | None]) -> str | None:
+    """Every value counts or runs eagerly anyway, and at least one counts: the counting class."""
+    if not found or any(label is None for label in found):
+        return None
+    counting = [label for label in found if label != EAGER]
+    return counting[0] if counting else None
 
 
 def _body(scope: cst.CSTNode) -> tuple[cst.BaseStatement, ...]:
@@ -263,35 +316,88 @@ def _top_level_function(module: cst.Module, name: str) -> cst.FunctionDef | None
 
 
 def _function_returns_counter(function: cst.FunctionDef, position: int | None,
-                              check: Callable[[cst.BaseExpression], bool]) -> bool:
+                              check: Callable[[cst.BaseExpression], str | None]) -> str | None:
     """Every ``return`` of ``function`` gives (at ``position`` of a returned tuple) a name the
-    function assigns only from a call whose callee ``check`` accepts."""
+    function assigns only from calls whose callees ``check`` labels (see ``_one_counter``)."""
     returns = [small for statement in _own_statements(_body(function)) if isinstance(statement, cst.SimpleStatementLine)
                for small in statement.body if isinstance(small, cst.Return)]
     if not returns:
-        return False
+        return None
+    labels: list[str | None] = []
     for ret in returns:
         value = ret.value
         if position is not None:
             if not isinstance(value, cst.Tuple) or position >= len(value.elements) or isinstance(value.elements[position], cst.StarredElement):
-                return False
+                return None
             value = value.elements[position].value
         if isinstance(value, cst.Call):
-            if not check(value.func):
-                return False
+            labels.append(check(value.func))
             continue
         if not isinstance(value, cst.Name):
-            return False
+            return None
         assigned = _assigned(function, value.value)
-        if not assigned or any(spot is not None or not isinstance(made, cst.Call) or not check(made.func) for spot, made in assigned):
-            return False
-    return True
+        if not assigned or any(spot is not None or not isinstance(made, cst.Call) for spot, made in assigned):
+            return None
+        labels.extend(check(made.func) for _spot, made in assigned if isinstance(made, cst.Call))
+    return _one_counter(labels)
 
 
-def _counts_in(module: cst.Module, callee: cst.BaseExpression) -> bool:
+def _counts_in(options: Options, module: cst.Module, callee: cst.BaseExpression) -> str | None:
     """``callee``, a name or dotted chain of ``module`` (another file), read through that module's
-    top-level imports, is a counting target updater."""
+    top-level imports: a counting class's name, EAGER for a torch optimizer, else None."""
     text = dotted(callee)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    binding = import_binding(module, head)
+    if binding is None:
+        local = _top_level_class(module, head) if not rest else None
+        return head if local is not None and _counts_optimizer_steps(module, local) else None
+    source, obj, asname = binding
+    # from a import B -> a.B; import a.b as m -> a.b; import a.b -> a (it binds the head)
+    base = f"{source}.{obj}" if obj else source if asname else head
+    qualified = f"{base}.{rest}" if rest else base
+    if qualified in COUNTING_TARGET_UPDATERS:
+        return "HardUpdate"
+    if qualified.startswith(_TORCH_OPTIM) and not qualified.startswith(_TORCH_SCHEDULERS):
+        return EAGER
+    owner, _, name = qualified.rpartition(".")
+    return _project_counting_class(options, owner, name) if owner and not owner.startswith(("torch", "torchrl")) else None
+
+
+def _project_counting_class(options: Options, module: str, name: str) -> str | None:
+    """Class ``name`` of project module ``module`` (as the importing file spells it; listed in
+    ``Options.imports``) counts its optimizer steps: its name, else None."""
+    tree = imported_module(options, module, defining=name)
+    found = _top_level_class(tree, name) if tree is not None else None
+    return name if tree is not None and found is not None and _counts_optimizer_steps(tree, found) else None
+
+
+def _top_level_class(module: cst.Module, name: str) -> cst.ClassDef | None:
+    found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+    return found[0] if len(found) == 1 and isinstance(found[0], cst.ClassDef) else None
+
+
+def _counts_optimizer_steps(module: cst.Module, cls: cst.ClassDef) -> bool:
+    """A ``torch.optim.Optimizer`` subclass (a base read through ``module``'s imports) whose own
+    ``step`` adds an int to a ``"step"`` entry: ``group["step"] += 1`` / ``state["step"] += 1``."""
+    if not any(_names_optimizer(module, base.value) for base in cls.bases):
+        return False
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    step = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "step"), None)
+    if step is None:
+        return False
+    for node in m.findall(step, m.AugAssign(operator=m.AddAssign(), value=m.Integer())):
+        target = node.target if isinstance(node, cst.AugAssign) else None
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            key = target.slice[0].slice
+            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) and key.value.evaluated_value == "step":
+                return True
+    return False
+
+
+def _names_optimizer(module: cst.Module, base: cst.BaseExpression) -> bool:
+    text = dotted(base)
     if text is None:
         return False
     head, _, rest = text.partition(".")
@@ -299,6 +405,8 @@ def _counts_in(module: cst.Module, callee: cst.BaseExpression) -> bool:
     if binding is None:
         return False
     source, obj, asname = binding
-    # from a import B -> a.B; import a.b as m -> a.b; import a.b -> a (it binds the head)
-    base = f"{source}.{obj}" if obj else source if asname else head
-    return (f"{base}.{rest}" if rest else base) in COUNTING_TARGET_UPDATERS
+    qualified_base = f"{source}.{obj}" if obj else source if asname else head
+    return (f"{qualified_base}.{rest}" if rest else qualified_base) in _OPTIMIZER_BASES
+
+
+_OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})

@@ -268,3 +268,78 @@ def test_the_helper_modules_own_import_spellings_are_read(tmp_path: Path, spelli
     src = project(tmp_path / "src", {"utils.py": helpers, "train.py": COMPILED_UPDATE.format(maker="make_discrete_loss")})
     assert port([src], tmp_path / "out") == 0
     assert "torch.compiler.disable(target_net_updater.step)()" in (tmp_path / "out" / "train.py").read_text()
+
+
+# NRN416 two files away: online_dt.py calls make_odt_optimizer of utils.py, which builds Lamb of lamb.py
+# (torchrl 0.14.1 sota-implementations/decision_transformer), whose step counts in group["step"].
+LAMB = """\
+import torch
+from torch.optim import Optimizer
+
+
+class Lamb(Optimizer):
+    def __init__(self, params, lr=1e-3):
+        super().__init__(params, {"lr": lr, "betas": (0.9, 0.999)})
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            if "step" in group:
+                group["step"] += 1
+            else:
+                group["step"] = 1
+            correction = 1 - group["betas"][0] ** group["step"]
+            for p in group["params"]:
+                p.add_(p.grad, alpha=-group["lr"] / correction)
+"""
+
+OPTIM_HELPERS = """\
+import torch.optim
+from lamb import Lamb
+
+
+def make_odt_optimizer(cfg, loss_module):
+    if cfg.optimizer == "lamb":
+        dt_optimizer = Lamb(loss_module.parameters(), lr=cfg.lr)
+    elif cfg.optimizer == "adam":
+        dt_optimizer = torch.optim.Adam(loss_module.parameters(), lr=cfg.lr)
+    log_temp_optimizer = torch.optim.Adam([loss_module.log_alpha], lr=1e-4)
+    return dt_optimizer, log_temp_optimizer
+"""
+
+ONLINE_DT = """\
+import torch
+
+from utils import make_odt_optimizer
+
+
+def main(cfg, loss_module, buffer):
+    transformer_optim, temperature_optim = make_odt_optimizer(cfg, loss_module)
+
+    def update(data):
+        loss = loss_module(data)
+        loss.backward()
+        transformer_optim.step()
+        temperature_optim.step()
+        return loss.detach()
+
+    update = torch.compile(update, backend="neuron", dynamic=False)
+    for _ in range(cfg.steps):
+        update(buffer.sample())
+"""
+
+
+def test_an_optimizer_counting_in_a_python_int_built_by_a_helper_of_a_helper_is_stepped_eagerly(tmp_path: Path) -> None:
+    """The class is in a module the helper imports (one level further): listed, read, its step disabled;
+    the torch optimizer beside it stays traced. Changing lamb.py re-ports the script from a warm cache."""
+    src = project(tmp_path / "src", {"lamb.py": LAMB, "utils.py": OPTIM_HELPERS, "online_dt.py": ONLINE_DT})
+    listed = [name for name, _path, _digest in local_imports(str(src / "online_dt.py"), ONLINE_DT.encode(), 1 << 20)]
+    assert listed[:1] == ["utils"] and "lamb" in listed
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "online_dt.py").read_text()
+    assert ported == ONLINE_DT.replace("        transformer_optim.step()\n", "        torch.compiler.disable(transformer_optim.step)()\n")
+    assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
+    assert (tmp_path / "again" / "online_dt.py").read_text() == ported
+    (src / "lamb.py").write_text(LAMB.replace('group["step"] += 1', 'group["step"] = group["step"] + 1'))
+    assert port([src], tmp_path / "out2") == 0  # no longer `+= 1`: not recognised, and not served from the cache
+    assert (tmp_path / "out2" / "online_dt.py").read_text() == ONLINE_DT

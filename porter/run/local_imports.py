@@ -15,7 +15,8 @@ through ``sys.path`` or an installed package are not listed (they are not the pr
 Listed only for a file that a rule reading imported modules could edit: one with a CUDA string
 literal (``"cuda``/``'cuda``: NRN101 asks whether such an argument of an imported function is a
 device), or one that says ``compile`` and calls a ``.step()`` (NRN416 asks whether an imported
-function returns a torchrl ``HardUpdate`` a compiled function steps).
+function returns a torchrl ``HardUpdate``, or an optimizer whose step counts in a Python int, that a
+compiled function steps).
 """
 
 from __future__ import annotations
@@ -43,11 +44,20 @@ def with_local_imports(options: Options, path: str, data: bytes) -> Options:
 
 def local_imports(path: str, data: bytes, max_size: int) -> tuple[tuple[str, str, str], ...]:
     """(module as spelled in the file, its path, SHA-256 of its bytes) for each module ``data``
-    imports that is a readable file of this project, in the order first imported."""
-    folder = os.path.dirname(os.path.abspath(path))
+    imports that is a readable file of this project, in the order first imported; then the ones
+    those modules import, as they spell them (one level: a helper's factory returns an instance
+    of a class its own module imports, ``make_optimizer`` in ``utils.py`` building ``Lamb`` of
+    ``lamb.py``), unless the file itself spells that name for another module."""
     itself = os.path.abspath(path)
     listed: dict[str, tuple[str, str, str]] = {}
-    for spelled in _spellings(data):
+    _list(_spellings(data), os.path.dirname(itself), itself, listed, max_size)
+    for _spelled, where, _sha in list(listed.values()):
+        _list(_spellings_of(where, max_size), os.path.dirname(where), itself, listed, max_size)
+    return tuple(listed.values())
+
+
+def _list(spellings: list[str], folder: str, itself: str, listed: dict[str, tuple[str, str, str]], max_size: int) -> None:
+    for spelled in spellings:
         if spelled in listed or len(listed) >= _LIMIT:
             continue
         where = _resolve(spelled, folder)
@@ -56,7 +66,27 @@ def local_imports(path: str, data: bytes, max_size: int) -> tuple[tuple[str, str
         digest = _digest(where, max_size)
         if digest is not None:
             listed[spelled] = (spelled, where, digest)
-    return tuple(listed.values())
+
+
+_SPELLINGS: dict[str, tuple[tuple[int, int, int], list[str]]] = {}
+
+
+def _spellings_of(path: str, max_size: int) -> list[str]:
+    """The imports of a listed module (read once per batch and process while its file is unchanged)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return []
+    stamp = (info.st_size, info.st_mtime_ns, info.st_ino)
+    known = _SPELLINGS.get(path)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        found = _spellings(read_source(path, max_size))
+    except SourceError:
+        found = []
+    _SPELLINGS[path] = (stamp, found)
+    return found
 
 
 # Per process: a helper package imported by every file of a folder is hashed once while its size,
@@ -72,6 +102,7 @@ def forget() -> None:
     _DIGESTS.clear()
     _RESOLVED.clear()
     _LISTED.clear()
+    _SPELLINGS.clear()
 
 
 def _digest(path: str, max_size: int) -> str | None:
