@@ -82,7 +82,11 @@ DEPS = ("tensordict==0.15.3", "pyvers", "hydra-core==1.3.8", "omegaconf", "antlr
         "torchao==0.11.0", "torchdata==0.11.0", "sentencepiece", "tiktoken",  # torchtune 0.6.1 imports nf4tensor: torchao < 0.18
         # MuJoCo (PyPI's wheels, CPU simulation, no screen) for gymnasium's HalfCheetah; its imports pull glfw/OpenGL
         "mujoco==4.0.0", "mujoco-core==4.0.0", "mujoco-studio==4.0.0", "glfw==2.11.0", "pyopengl==3.1.10",
-        "websockets==17.4", "imageio==2.38.2", "pillow==13.0.0")
+        "websockets==17.4", "imageio==2.38.2", "pillow==13.0.0",
+        # Minari (offline datasets: cql's scripts record theirs) with its HDF5 backend and CLI's imports
+        "minari==0.5.4", "h5py==3.15.1", "typer==0.29.2", "shellingham==1.5.4",
+        # Minari's DataCollector maps episodes with jax.tree_util (minari[create])
+        "jax==0.8.1", "jaxlib==0.8.1", "ml_dtypes==0.7.0", "opt_einsum==3.4.0", "scipy==1.17.1")
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,12 @@ class Recipe:
     # (file of the project, path in the script's folder): the project's own files a user puts beside the
     # script before porting it (a config the script's folder does not ship); copied, then ported with it.
     beside: tuple[tuple[str, str], ...] = ()
+    # Environment variables for the data maker and the check ("{data}" as in args): HOME={data}/home puts
+    # a library's download cache (torchrl's ~/.cache/torchrl) in the recipe's folder, never the user's.
+    env: tuple[tuple[str, str], ...] = ()
+    # The check's runs take turns (porter check --one-at-a-time): the script writes files under fixed
+    # names (discrete_cql_offline records its Minari dataset under one ID, then deletes it).
+    one_at_a_time: bool = False
 
 
 def hydra_recipe(config_name: str, config: dict[str, Any], why: str) -> Recipe:
@@ -260,6 +270,78 @@ _TORCHRL_CONFIG = ("{name}.yaml: the Hydra config {script} reads (its keys from 
 # fails it as "nothing compiled". On, the check proves the compiled update (the original runs eagerly
 # in the check either way).
 _TORCHRL_COMPILED = " (compile.compile: True, the script's own switch: see _COMPILE_ON)"
+# torchrl's offline scripts read D4RL through D4RLExperienceReplay(direct_download=True), which loads
+# <root>/<dataset> as a memory-mapped TensorDict when that folder exists and downloads the dataset's HDF5
+# file otherwise (torchrl/data/datasets/d4rl.py:176-217; root: $HOME/.cache/torchrl/d4rl unless the
+# script passes one). The maker writes that folder under HOME={data}/home: D4RL's HDF5 fields
+# (observations, actions, rewards, terminals, timeouts; float32 and bool as in D4RL's files) of the env's
+# sizes, seeded random values, an episode end every 100 rows, put through the library's own processing
+# (_process_data_from_env, then :207-214: zeroed final observations, split_trajectories for a script that
+# asks for split_trajs, memmap), so the layout on disk is the one the library writes after a download.
+_D4RL_MAKE = """
+import sys
+from pathlib import Path
+import numpy as np, torch
+from tensordict import TensorDict
+from torchrl.data.datasets.d4rl import D4RLExperienceReplay
+g = np.random.default_rng(0)
+raw = TensorDict({
+    "observations": torch.from_numpy(g.standard_normal((ROWS, OBS), dtype=np.float32)),
+    "actions": torch.from_numpy(g.uniform(-1, 1, (ROWS, ACT)).astype(np.float32)),
+    "rewards": torch.from_numpy(g.standard_normal(ROWS, dtype=np.float32)),
+    "terminals": torch.zeros(ROWS, dtype=torch.bool),
+    "timeouts": torch.from_numpy(np.arange(1, ROWS + 1) % 100 == 0),
+}, batch_size=[ROWS])
+reader = D4RLExperienceReplay.__new__(D4RLExperienceReplay)  # its processing only: no download, no storage
+reader.use_truncated_as_done = True
+dataset = reader._process_data_from_env(raw)
+dataset["next", "observation"][dataset["next", "done"].squeeze()] = 0
+if SPLIT:
+    from torchrl.collectors.utils import split_trajectories
+    dataset = split_trajectories(dataset)
+    dataset["next", "done"][:, -1] = True
+dataset.memmap(Path(sys.argv[1]).joinpath("home", *UNDER_HOME, DATASET))
+"""
+
+
+def d4rl_recipe(config_name: str, config: dict[str, Any], dataset: str, sizes: tuple[int, int], why: str,
+                rows: int = 1000, split: bool = False, root: tuple[str, ...] = (".cache", "torchrl", "d4rl")) -> Recipe:
+    """An offline script's Hydra config and its D4RL dataset (``dataset``: the config's id; ``sizes``: the
+    observation and action sizes of the env the config names, which the script builds its networks from;
+    ``split``: the script's split_trajs; ``root``: where under HOME the script's D4RLExperienceReplay reads)."""
+    head = f"DATASET, OBS, ACT, ROWS, SPLIT, UNDER_HOME = {dataset!r}, {sizes[0]}, {sizes[1]}, {rows}, {split}, {root!r}\n"
+    return dataclasses.replace(hydra_recipe(config_name, config, why), make=head + _D4RL_MAKE,
+                               env=(("HOME", "{data}/home"),))
+
+
+_D4RL_WHY = (" and a synthetic {dataset} in the layout D4RLExperienceReplay reads from its download cache (see "
+             "_D4RL_MAKE), {env}'s sizes")
+
+
+# cql_offline reads Minari's dataset through MinariExperienceReplay(download=True), which loads
+# $HOME/.cache/torchrl/minari/<dataset> (its memmap and env_metadata.json) when that folder exists and
+# downloads the dataset from Minari's servers otherwise (torchrl/data/datasets/minari_data.py:213-230). The
+# maker writes that folder as discrete_cql_offline builds its own dataset (cql/utils.py's
+# make_offline_discrete_replay_buffer): random-policy episodes of the config's env recorded by Minari's
+# DataCollector into a local Minari dataset (under HOME={data}/home), which the library's own
+# load_from_local_minari path then processes into its cache, as it does a downloaded one.
+_MINARI_MAKE = """
+import gymnasium as gym, minari
+from minari import DataCollector
+from torchrl.data.datasets.minari_data import MinariExperienceReplay
+env = DataCollector(gym.make(ENV))
+for episode in range(EPISODES):
+    env.reset(seed=episode)
+    while True:
+        _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+        if terminated or truncated:
+            break
+env.create_dataset(dataset_id=DATASET, algorithm_name="Random-Policy")
+MinariExperienceReplay(dataset_id=DATASET, batch_size=1, load_from_local_minari=True)
+minari.delete_dataset(DATASET)
+"""
+
+
 RECIPES: dict[str, Recipe] = {
     **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
         "dev/lora_finetune_distributed_multi_dataset", "lora_finetune_single_device")},
@@ -449,6 +531,151 @@ RECIPES: dict[str, Recipe] = {
         "loss": {"loss_function": "l2", "gamma": 0.99, "hard_update_interval": 10, "temperature": 100, "expectile": 0.8},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
     }, why=_TORCHRL_CONFIG.format(script="discrete_iql.py", name="discrete_iql") + _TORCHRL_COMPILED),
+    # iql_offline: the keys of the project's offline_config.yaml (pytorch/rl sota-implementations/iql), small
+    # sizes, HalfCheetah-v4 (gymnasium + MuJoCo from DEPS) for the evaluation env, its D4RL id.
+    "torchrl-0.14.1/sota-implementations/iql/iql_offline.py": d4rl_recipe("offline_config", {
+        "env": {"name": "HalfCheetah-v4", "task": "", "exp_name": "check", "n_samples_stats": 1000, "seed": 0,
+                "backend": "gymnasium"},
+        "logger": {"backend": None, "project_name": "check", "exp_name": "check", "group_name": None,
+                   "eval_iter": 100000, "eval_steps": 20, "mode": "offline", "eval_envs": 1, "video": False},
+        "replay_buffer": {"dataset": "halfcheetah-medium-v2", "batch_size": 16},
+        "optim": {"device": None, "lr": 3e-4, "weight_decay": 0.0, "gradient_steps": 100},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 3.0, "expectile": 0.7},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, "halfcheetah-medium-v2", (17, 6), why=_TORCHRL_CONFIG.format(script="iql_offline.py", name="offline_config")
+        + _D4RL_WHY.format(dataset="halfcheetah-medium-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
+    # td3_bc: the keys the script and its utils read (the project's config.yaml has them), small sizes,
+    # HalfCheetah-v4 for the evaluation env, its D4RL id.
+    "torchrl-0.14.1/sota-implementations/td3_bc/td3_bc.py": d4rl_recipe("config", {
+        "env": {"name": "HalfCheetah-v4", "task": "", "library": "gymnasium", "seed": 42, "max_episode_steps": 1000},
+        "replay_buffer": {"dataset": "halfcheetah-medium-v2", "batch_size": 16},
+        "optim": {"gradient_steps": 100, "gamma": 0.99, "loss_function": "l2", "lr": 3e-4, "weight_decay": 0.0,
+                  "adam_eps": 1e-4, "batch_size": 16, "target_update_polyak": 0.995, "policy_update_delay": 2,
+                  "policy_noise": 0.2, "noise_clip": 0.5, "alpha": 2.5},
+        "network": {"hidden_sizes": [32, 32], "activation": "relu", "device": None},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "mode": "offline", "eval_iter": 100000, "eval_steps": 20, "eval_envs": 1, "video": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, "halfcheetah-medium-v2", (17, 6), why=_TORCHRL_CONFIG.format(script="td3_bc.py", name="config")
+        + _D4RL_WHY.format(dataset="halfcheetah-medium-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
+    # dt: the keys of the project's dt_config.yaml (pytorch/rl sota-implementations/decision_transformer), a
+    # one-layer transformer and small sizes, HalfCheetah-v4 through gym (its backend: "D4RL uses gym"); its
+    # buffer reads split trajectories from $HOME/.cache/torchrl/data/d4rl (decision_transformer/utils.py).
+    "torchrl-0.14.1/sota-implementations/decision_transformer/dt.py": d4rl_recipe("dt_config", {
+        "env": {"name": "HalfCheetah-v4", "task": "", "library": "gym", "stacked_frames": 20, "inference_context": 5,
+                "n_samples_stats": 2000, "frame_skip": 1, "num_train_envs": 1, "num_eval_envs": 1,
+                "reward_scaling": 0.001, "noop": 1, "seed": 1, "target_return_mode": "reduce",
+                "eval_target_return": 6000, "collect_target_return": 12000, "backend": "gym"},
+        "logger": {"backend": None, "project_name": "check", "model_name": "DT", "group_name": None,
+                   "exp_name": "check", "pretrain_log_interval": 100000, "fintune_log_interval": 1, "eval_steps": 20,
+                   "video": False},
+        "replay_buffer": {"dataset": "halfcheetah-medium-v2", "batch_size": 16, "prb": 0, "stacked_frames": 20,
+                          "buffer_prefetch": 64, "capacity": 1000, "scratch_dir": None, "device": "cpu", "prefetch": 3},
+        "optim": {"device": None, "lr": 1.0e-4, "weight_decay": 5.0e-4, "batch_size": 16, "pretrain_gradient_steps": 100,
+                  "updates_per_episode": 300, "warmup_steps": 100, "clip_grad": 0.25},
+        "loss": {"loss_function": "l2"},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+        "transformer": {"n_embd": 32, "n_layer": 1, "n_head": 1, "n_inner": 64, "activation": "relu",
+                        "n_positions": 1024, "resid_pdrop": 0.1, "attn_pdrop": 0.1},
+    }, "halfcheetah-medium-v2", (17, 6), split=True, root=(".cache", "torchrl", "data", "d4rl"),
+        why=_TORCHRL_CONFIG.format(script="dt.py", name="dt_config")
+        + _D4RL_WHY.format(dataset="halfcheetah-medium-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
+    # online_dt: its offline pretraining (the loop the script runs), the keys of the project's odt_config.yaml
+    # with dt's small sizes and the optimizer key its utils read (make_odt_optimizer: "lamb", the project's
+    # Lamb in decision_transformer/lamb.py); the same D4RL folder as dt.
+    "torchrl-0.14.1/sota-implementations/decision_transformer/online_dt.py": d4rl_recipe("odt_config", {
+        "env": {"name": "HalfCheetah-v4", "task": "", "library": "gym", "stacked_frames": 20, "inference_context": 5,
+                "n_samples_stats": 2000, "frame_skip": 1, "num_train_envs": 1, "num_eval_envs": 1,
+                "reward_scaling": 0.001, "seed": 42, "target_return_mode": "reduce", "eval_target_return": 6000,
+                "collect_target_return": 12000, "backend": "gym"},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "model_name": "oDT", "pretrain_log_interval": 100000, "finetune_log_interval": 1, "eval_steps": 20,
+                   "video": False},
+        "replay_buffer": {"dataset": "halfcheetah-medium-v2", "batch_size": 16, "prb": 0, "stacked_frames": 20,
+                          "buffer_prefetch": 64, "capacity": 1000, "scratch_dir": None, "device": "cpu", "prefetch": 3},
+        "optim": {"device": None, "optimizer": "lamb", "lr": 1.0e-4, "weight_decay": 5.0e-4, "batch_size": 16,
+                  "pretrain_gradient_steps": 100, "updates_per_episode": 300, "warmup_steps": 100, "clip_grad": 0.25},
+        "loss": {"alpha_init": 0.1, "target_entropy": "auto"},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+        "transformer": {"n_embd": 32, "n_layer": 1, "n_head": 1, "n_inner": 64, "activation": "relu",
+                        "n_positions": 1024, "resid_pdrop": 0.1, "attn_pdrop": 0.1},
+    }, "halfcheetah-medium-v2", (17, 6), split=True, root=(".cache", "torchrl", "data", "d4rl"),
+        why=_TORCHRL_CONFIG.format(script="online_dt.py", name="odt_config")
+        + _D4RL_WHY.format(dataset="halfcheetah-medium-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
+    # diffusion_bc: the keys of the project's config.yaml (pytorch/rl sota-implementations/diffusion_bc) with
+    # replay_buffer.dataset null, the project's own switch ("set to null to collect demos from env": random
+    # rollouts of the env, diffusion_bc/utils.py:112-131) in place of D4RL's download; network.device null,
+    # not the YAML's cpu, so the script picks the accelerator itself (get_available_device); small sizes.
+    "torchrl-0.14.1/sota-implementations/diffusion_bc/diffusion_bc.py": hydra_recipe("config", {
+        "env": {"name": "HalfCheetah-v4", "task": "", "library": "gymnasium", "seed": 42, "max_episode_steps": 100},
+        "replay_buffer": {"dataset": None, "demo_episodes": 2, "batch_size": 16},
+        "optim": {"gradient_steps": 100, "lr": 1.0e-4, "weight_decay": 0.0, "adam_eps": 1.0e-8, "clip_grad": 1.0},
+        "network": {"hidden_sizes": [32, 32], "activation": "silu", "num_steps": 10, "beta_start": 1.0e-4,
+                    "beta_end": 0.02, "device": None},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check", "mode": "offline",
+                   "eval_iter": 100000, "eval_steps": 20, "eval_envs": 1, "video": False},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="diffusion_bc.py", name="config") + " (HalfCheetah-v4; its demonstrations "
+        "from the env, replay_buffer.dataset null)" + _TORCHRL_COMPILED),
+    # gail: the keys the script and its utils read (the project's config.yaml, with the compile section and
+    # gail.device its script reads and the loss's critic_coeff/entropy_coeff spellings), ppo_mujoco's small
+    # batches, HalfCheetah-v4 through gym (its backend); the expert demonstrations a synthetic D4RL set.
+    "torchrl-0.14.1/sota-implementations/gail/gail.py": d4rl_recipe("config", {
+        "env": {"env_name": "HalfCheetah-v4", "seed": 42, "backend": "gym"},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "test_interval": 1000000, "num_test_episodes": 1, "video": False, "mode": "offline"},
+        "ppo": {"collector": {"frames_per_batch": 64, "total_frames": 192},
+                "optim": {"lr": 3e-4, "weight_decay": 0.0, "anneal_lr": True},
+                "loss": {"gamma": 0.99, "mini_batch_size": 32, "ppo_epochs": 1, "gae_lambda": 0.95, "clip_epsilon": 0.2,
+                         "anneal_clip_epsilon": False, "critic_coeff": 0.25, "entropy_coeff": 0.0,
+                         "loss_critic_type": "l2"}},
+        "gail": {"hidden_dim": 32, "lr": 3e-4, "use_grad_penalty": True, "gp_lambda": 10.0, "device": None},
+        "replay_buffer": {"dataset": "halfcheetah-expert-v2", "batch_size": 32},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, "halfcheetah-expert-v2", (17, 6), why=_TORCHRL_CONFIG.format(script="gail.py", name="config")
+        + _D4RL_WHY.format(dataset="halfcheetah-expert-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
+    # The offline CQL scripts: the keys of the project's offline_config.yaml and discrete_offline_config.yaml
+    # (pytorch/rl sota-implementations/cql), small sizes. discrete_cql_offline records its own dataset with
+    # Minari (random CartPole-v1 episodes); cql_offline's Minari dataset is made so too (see _MINARI_MAKE).
+    "torchrl-0.14.1/sota-implementations/cql/cql_offline.py": dataclasses.replace(hydra_recipe("offline_config", {
+        "env": {"name": "Hopper-v5", "task": "", "library": "gym", "n_samples_stats": 1000, "seed": 0,
+                "backend": "gymnasium"},
+        "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                   "eval_iter": 100000, "eval_steps": 20, "mode": "offline", "eval_envs": 1, "video": False},
+        "replay_buffer": {"dataset": "mujoco/hopper/expert-v0", "batch_size": 16},
+        "optim": {"device": None, "actor_lr": 3e-4, "critic_lr": 3e-4, "weight_decay": 0.0, "gradient_steps": 100,
+                  "policy_eval_start": 2},
+        "model": {"hidden_sizes": [32, 32], "activation": "relu", "default_policy_scale": 1.0, "scale_lb": 0.1},
+        "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 1.0, "min_q_weight": 1.0,
+                 "max_q_backup": False, "deterministic_backup": False, "num_random": 10, "with_lagrange": True,
+                 "lagrange_thresh": 5.0},
+        "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+    }, why=_TORCHRL_CONFIG.format(script="cql_offline.py", name="offline_config") + " and a Minari dataset of 20 "
+        "random Hopper-v5 episodes in the layout MinariExperienceReplay reads from its download cache (see "
+        "_MINARI_MAKE)" + _TORCHRL_COMPILED),
+        make='ENV, DATASET, EPISODES = "Hopper-v5", "mujoco/hopper/expert-v0", 20\n' + _MINARI_MAKE,
+        env=(("HOME", "{data}/home"),)),
+    "torchrl-0.14.1/sota-implementations/cql/discrete_cql_offline.py": dataclasses.replace(hydra_recipe(
+        "discrete_offline_config", {
+            "env": {"name": "CartPole-v1", "task": "", "library": "minari", "n_samples_stats": 1000, "seed": 0,
+                    "backend": "gymnasium"},
+            "collector": {"frames_per_batch": 32, "total_frames": 640, "multi_step": 0, "init_random_frames": 64,
+                          "env_per_collector": 1, "device": None, "max_frames_per_traj": 200, "annealing_frames": 320,
+                          "eps_start": 1.0, "eps_end": 0.01},
+            "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
+                       "eval_iter": 100000, "eval_steps": 20, "mode": "offline", "eval_envs": 1, "video": False},
+            "replay_buffer": {"env": "CartPole-v1", "dataset": "CartPole-v2-random-v1", "batch_size": 16, "episodes": 20},
+            "optim": {"device": None, "lr": 3e-4, "weight_decay": 0.0, "gradient_steps": 100, "policy_eval_start": 2},
+            "model": {"hidden_sizes": [32, 32], "activation": "relu"},
+            "loss": {"loss_function": "l2", "gamma": 0.99, "tau": 0.005, "temperature": 1.0, "min_q_weight": 1.0,
+                     "max_q_backup": False, "deterministic_backup": False, "num_random": 10, "with_lagrange": True,
+                     "lagrange_thresh": 5.0, "action_space": "categorical"},
+            "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
+        }, why=_TORCHRL_CONFIG.format(script="discrete_cql_offline.py", name="discrete_offline_config")
+        + " (its dataset: 20 random CartPole-v1 episodes it records itself with Minari, under HOME={data}/home, "
+        "whose actions are indices: loss.action_space categorical, the key make_discrete_loss reads for it)"
+        + _TORCHRL_COMPILED), env=(("HOME", "{data}/home"),), one_at_a_time=True),
     # VMAS (vmas on PyPI, pure torch) is the multi-agent simulator the script steps; "balance" its default.
     "torchrl-0.14.1/sota-implementations/multiagent/mappo_ippo.py": hydra_recipe("mappo_ippo", {
         "seed": 0, "env": {"max_steps": 10, "scenario_name": "balance", "scenario": {"n_agents": 3},
@@ -579,16 +806,6 @@ RECIPES: dict[str, Recipe] = {
     **{f"torchrl-0.14.1/sota-implementations/impala/impala_multi_node_{name}.py": Recipe(needs=(
         f"a {what} cluster of collector nodes, and Atari frames resized with torchvision as impala_single_node"))
        for name, what in (("ray", "Ray"), ("submitit", "Slurm (submitit)"))},
-    **{f"torchrl-0.14.1/sota-implementations/{name}.py": Recipe(needs=(
-        f"an offline dataset the script downloads: {what}")) for name, what in (
-        ("cql/cql_offline", "Minari's (MinariExperienceReplay, cql/utils.py)"),
-        ("cql/discrete_cql_offline", "Minari's (MinariExperienceReplay, cql/utils.py)"),
-        ("iql/iql_offline", "D4RL's (D4RLExperienceReplay, iql/utils.py)"),
-        ("td3_bc/td3_bc", "D4RL's (D4RLExperienceReplay, td3_bc/utils.py)"),
-        ("diffusion_bc/diffusion_bc", "D4RL's demonstrations (D4RLExperienceReplay, diffusion_bc/utils.py)"),
-        ("decision_transformer/dt", "D4RL's (D4RLExperienceReplay, decision_transformer/utils.py)"),
-        ("decision_transformer/online_dt", "D4RL's, for its offline pretraining (D4RLExperienceReplay, decision_transformer/utils.py)"),
-        ("gail/gail", "D4RL's expert demonstrations (make_offline_replay_buffer, gail_utils.py)"))},
     "torchrl-0.14.1/sota-implementations/dreamer/dreamer.py": Recipe(
         needs="DeepMind Control pixels (dm_control) resized by torchrl's Resize, which needs torchvision "
               "(dreamer_utils.py's transforms); torchvision does not import beside torch 2.13.0"),
@@ -676,9 +893,9 @@ def installed(work: Path, name: str, folder: Path) -> Path:
     return link
 
 
-def _env(root: Path, deps: Path | None) -> dict[str, str]:
+def _env(root: Path, deps: Path | None, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PORTER_"))}
-    env.update(PYTHONPATH=_path(root, deps), PYTHONDONTWRITEBYTECODE="1")
+    env.update(PYTHONPATH=_path(root, deps), PYTHONDONTWRITEBYTECODE="1", **(extra or {}))
     return env
 
 
@@ -894,8 +1111,9 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
     data = base / "data"
     data.mkdir(parents=True, exist_ok=True)
     write_files(recipe, data)
+    variables = {name: value.replace("{data}", str(data)) for name, value in recipe.env}
     if recipe.make:
-        made = subprocess.run([sys.executable, "-c", recipe.make, str(data)], env=_env(f.root, deps), capture_output=True,
+        made = subprocess.run([sys.executable, "-c", recipe.make, str(data)], env=_env(f.root, deps, variables), capture_output=True,
                               text=True, timeout=600)
         if made.returncode != 0:
             return Outcome(f.key, "failed", f"the recipe's data maker failed (exit {made.returncode}): {made.stderr[-300:]}")
@@ -911,9 +1129,9 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
         eager = f"eager: {because} ({orig.name}:{lines[0]})"
     command = [sys.executable, "-m", "porter", "check", str(port), "--against", str(orig), "--steps", str(max(steps, recipe.min_steps)),
                "--nproc", str(recipe.nproc), "--timeout", str(timeout), "--json", str(report_path),
-               *(["--allow-eager"] if eager else []), "--", *args]
+               *(["--allow-eager"] if eager else []), *(["--one-at-a-time"] if recipe.one_at_a_time else []), "--", *args]
     libraries = installed(work, f.project, f.root), (installed(work, "deps", deps) if deps else None)
-    done = subprocess.run(command, cwd=ROOT, env=_env(*libraries), capture_output=True, text=True, timeout=timeout * 4)
+    done = subprocess.run(command, cwd=ROOT, env=_env(*libraries, variables), capture_output=True, text=True, timeout=timeout * 4)
     if not report_path.exists():
         return Outcome(f.key, "failed", f"porter's: check wrote no report (exit {done.returncode}): {done.stderr[-300:]}",
                        done.returncode)
