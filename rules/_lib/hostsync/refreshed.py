@@ -88,12 +88,15 @@ def _plan(scope: FileScope, site: Site) -> Refresh | None:
     if not isinstance(branch, cst.If) or branch.orelse is not None or not is_interval_test(index, branch.test):
         return None
     loop_body = site.loop.node.body
+    function: cst.CSTNode = site.loop.function if site.loop.function is not None else scope.module
+    # builtins the code calls (float, abs) are the same at every step, unless the file rebinds one
+    pure = _BUILTINS - assigned_names(index, scope.module) - assigned_names(index, function)
     in_branch = assigned_names(index, branch.body)
-    if any(isinstance(n, cst.Call) for n in iter_nodes(index, branch.test)) or _names_read(scope, branch.test) & in_branch:
+    if any(isinstance(n, cst.Call) for n in iter_nodes(index, branch.test)) or _names_read(scope, branch.test, pure) & in_branch:
         return None
     if any(isinstance(n, _EXITS) for n in iter_nodes(index, branch.body)):
         return None  # a read appended to the branch would not run where the branch leaves early
-    read = _names_read(scope, small.value)
+    read = _names_read(scope, small.value, pure)
     refreshed = sorted({name for name in read if name in in_branch})
     if not refreshed or assigned_names(index, small.value):
         return None
@@ -114,7 +117,6 @@ def _plan(scope: FileScope, site: Site) -> Refresh | None:
         return Refresh(site, branch, refreshed, target.value, True)
     if not isinstance(target, (cst.Subscript, cst.Attribute)):
         return None
-    function: cst.CSTNode = site.loop.function if site.loop.function is not None else scope.module
     used = {n.value for n in iter_nodes(index, function, into_scopes=True) if isinstance(n, cst.Name)}
     return Refresh(site, branch, refreshed, _fresh_name(target, refreshed, used), False)
 
@@ -132,12 +134,9 @@ def _in_loop_body(scope: FileScope, block: cst.IndentedBlock, site: Site) -> boo
     return True
 
 
-def _names_read(scope: FileScope, node: cst.CSTNode) -> set[str]:
-    return {
-        n.value
-        for n in iter_nodes(scope.index, node)
-        if isinstance(n, cst.Name) and not _is_label(scope, n) and n.value not in _BUILTINS
-    }
+def _names_read(scope: FileScope, node: cst.CSTNode, pure: frozenset[str]) -> set[str]:
+    """The variables ``node`` reads, but ``pure`` builtins."""
+    return {n.value for n in iter_nodes(scope.index, node) if isinstance(n, cst.Name) and not _is_label(scope, n) and n.value not in pure}
 
 
 def _references(scope: FileScope, node: cst.CSTNode, name: str) -> list[cst.Name]:
