@@ -348,15 +348,10 @@ def _counts_in(options: Options, module: cst.Module, callee: cst.BaseExpression)
     text = dotted(callee)
     if text is None:
         return None
-    head, _, rest = text.partition(".")
-    binding = import_binding(module, head)
-    if binding is None:
-        local = _top_level_class(module, head) if not rest else None
-        return head if local is not None and _counts_optimizer_steps(module, local) else None
-    source, obj, asname = binding
-    # from a import B -> a.B; import a.b as m -> a.b; import a.b -> a (it binds the head)
-    base = f"{source}.{obj}" if obj else source if asname else head
-    qualified = f"{base}.{rest}" if rest else base
+    qualified = _qualified_in(module, text)
+    if qualified is None:
+        local = _top_level_class(module, text) if "." not in text else None
+        return text if local is not None and _counts_optimizer_steps(module, local) else None
     if qualified in COUNTING_TARGET_UPDATERS:
         return "HardUpdate"
     if qualified.startswith(_TORCH_OPTIM) and not qualified.startswith(_TORCH_SCHEDULERS):
@@ -398,15 +393,20 @@ def _counts_optimizer_steps(module: cst.Module, cls: cst.ClassDef) -> bool:
 
 def _names_optimizer(module: cst.Module, base: cst.BaseExpression) -> bool:
     text = dotted(base)
-    if text is None:
-        return False
+    return text is not None and _qualified_in(module, text) in _OPTIMIZER_BASES
+
+
+def _qualified_in(module: cst.Module, text: str) -> str | None:
+    """The qualified name of dotted ``text`` read through ``module``'s top-level imports (None: its
+    head is not imported there)."""
     head, _, rest = text.partition(".")
     binding = import_binding(module, head)
     if binding is None:
-        return False
+        return None
     source, obj, asname = binding
-    qualified_base = f"{source}.{obj}" if obj else source if asname else head
-    return (f"{qualified_base}.{rest}" if rest else qualified_base) in _OPTIMIZER_BASES
+    # from a import B -> a.B; import a.b as m -> a.b; import a.b -> a (it binds the head)
+    base = f"{source}.{obj}" if obj else source if asname else head
+    return f"{base}.{rest}" if rest else base
 
 
 _OPTIMIZER_BASES = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
