@@ -314,6 +314,15 @@ def d4rl_recipe(config_name: str, config: dict[str, Any], dataset: str, sizes: t
                                env=(("HOME", "{data}/home"),))
 
 
+# The decision-transformer configs' shared sections (dt_config.yaml and odt_config.yaml agree on them), a
+# one-layer transformer and small sizes; HalfCheetah-v4 through gym (their backend: "D4RL uses gym").
+_DT_ENV = {"name": "HalfCheetah-v4", "task": "", "library": "gym", "stacked_frames": 20, "inference_context": 5,
+           "n_samples_stats": 2000, "frame_skip": 1, "num_train_envs": 1, "num_eval_envs": 1, "reward_scaling": 0.001,
+           "target_return_mode": "reduce", "eval_target_return": 6000, "collect_target_return": 12000, "backend": "gym"}
+_DT_REPLAY_BUFFER = {"dataset": "halfcheetah-medium-v2", "batch_size": 16, "prb": 0, "stacked_frames": 20,
+                     "buffer_prefetch": 64, "capacity": 1000, "scratch_dir": None, "device": "cpu", "prefetch": 3}
+_DT_TRANSFORMER = {"n_embd": 32, "n_layer": 1, "n_head": 1, "n_inner": 64, "activation": "relu", "n_positions": 1024,
+                   "resid_pdrop": 0.1, "attn_pdrop": 0.1}
 _D4RL_WHY = (" and a synthetic {dataset} in the layout D4RLExperienceReplay reads from its download cache (see "
              "_D4RL_MAKE), {env}'s sizes")
 
@@ -563,21 +572,16 @@ RECIPES: dict[str, Recipe] = {
     # one-layer transformer and small sizes, HalfCheetah-v4 through gym (its backend: "D4RL uses gym"); its
     # buffer reads split trajectories from $HOME/.cache/torchrl/data/d4rl (decision_transformer/utils.py).
     "torchrl-0.14.1/sota-implementations/decision_transformer/dt.py": d4rl_recipe("dt_config", {
-        "env": {"name": "HalfCheetah-v4", "task": "", "library": "gym", "stacked_frames": 20, "inference_context": 5,
-                "n_samples_stats": 2000, "frame_skip": 1, "num_train_envs": 1, "num_eval_envs": 1,
-                "reward_scaling": 0.001, "noop": 1, "seed": 1, "target_return_mode": "reduce",
-                "eval_target_return": 6000, "collect_target_return": 12000, "backend": "gym"},
+        "env": {**_DT_ENV, "noop": 1, "seed": 1},
         "logger": {"backend": None, "project_name": "check", "model_name": "DT", "group_name": None,
                    "exp_name": "check", "pretrain_log_interval": 100000, "fintune_log_interval": 1, "eval_steps": 20,
                    "video": False},
-        "replay_buffer": {"dataset": "halfcheetah-medium-v2", "batch_size": 16, "prb": 0, "stacked_frames": 20,
-                          "buffer_prefetch": 64, "capacity": 1000, "scratch_dir": None, "device": "cpu", "prefetch": 3},
+        "replay_buffer": _DT_REPLAY_BUFFER,
         "optim": {"device": None, "lr": 1.0e-4, "weight_decay": 5.0e-4, "batch_size": 16, "pretrain_gradient_steps": 100,
                   "updates_per_episode": 300, "warmup_steps": 100, "clip_grad": 0.25},
         "loss": {"loss_function": "l2"},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
-        "transformer": {"n_embd": 32, "n_layer": 1, "n_head": 1, "n_inner": 64, "activation": "relu",
-                        "n_positions": 1024, "resid_pdrop": 0.1, "attn_pdrop": 0.1},
+        "transformer": _DT_TRANSFORMER,
     }, "halfcheetah-medium-v2", (17, 6), split=True, root=(".cache", "torchrl", "data", "d4rl"),
         why=_TORCHRL_CONFIG.format(script="dt.py", name="dt_config")
         + _D4RL_WHY.format(dataset="halfcheetah-medium-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
@@ -585,21 +589,16 @@ RECIPES: dict[str, Recipe] = {
     # with dt's small sizes and the optimizer key its utils read (make_odt_optimizer: "lamb", the project's
     # Lamb in decision_transformer/lamb.py); the same D4RL folder as dt.
     "torchrl-0.14.1/sota-implementations/decision_transformer/online_dt.py": d4rl_recipe("odt_config", {
-        "env": {"name": "HalfCheetah-v4", "task": "", "library": "gym", "stacked_frames": 20, "inference_context": 5,
-                "n_samples_stats": 2000, "frame_skip": 1, "num_train_envs": 1, "num_eval_envs": 1,
-                "reward_scaling": 0.001, "seed": 42, "target_return_mode": "reduce", "eval_target_return": 6000,
-                "collect_target_return": 12000, "backend": "gym"},
+        "env": {**_DT_ENV, "seed": 42},
         "logger": {"backend": None, "project_name": "check", "group_name": None, "exp_name": "check",
                    "model_name": "oDT", "pretrain_log_interval": 100000, "finetune_log_interval": 1, "eval_steps": 20,
                    "video": False},
-        "replay_buffer": {"dataset": "halfcheetah-medium-v2", "batch_size": 16, "prb": 0, "stacked_frames": 20,
-                          "buffer_prefetch": 64, "capacity": 1000, "scratch_dir": None, "device": "cpu", "prefetch": 3},
+        "replay_buffer": _DT_REPLAY_BUFFER,
         "optim": {"device": None, "optimizer": "lamb", "lr": 1.0e-4, "weight_decay": 5.0e-4, "batch_size": 16,
                   "pretrain_gradient_steps": 100, "updates_per_episode": 300, "warmup_steps": 100, "clip_grad": 0.25},
         "loss": {"alpha_init": 0.1, "target_entropy": "auto"},
         "compile": {"compile": True, "compile_mode": None, "cudagraphs": False},  # _COMPILE_ON
-        "transformer": {"n_embd": 32, "n_layer": 1, "n_head": 1, "n_inner": 64, "activation": "relu",
-                        "n_positions": 1024, "resid_pdrop": 0.1, "attn_pdrop": 0.1},
+        "transformer": _DT_TRANSFORMER,
     }, "halfcheetah-medium-v2", (17, 6), split=True, root=(".cache", "torchrl", "data", "d4rl"),
         why=_TORCHRL_CONFIG.format(script="online_dt.py", name="odt_config")
         + _D4RL_WHY.format(dataset="halfcheetah-medium-v2", env="HalfCheetah-v4") + _TORCHRL_COMPILED),
