@@ -333,8 +333,9 @@ def test_an_optimizer_counting_in_a_python_int_built_by_a_helper_of_a_helper_is_
     """The class is in a module the helper imports (one level further): listed, read, its step disabled;
     the torch optimizer beside it stays traced. Changing lamb.py re-ports the script from a warm cache."""
     src = project(tmp_path / "src", {"lamb.py": LAMB, "utils.py": OPTIM_HELPERS, "online_dt.py": ONLINE_DT})
-    listed = [name for name, _path, _digest in local_imports(str(src / "online_dt.py"), ONLINE_DT.encode(), 1 << 20)]
+    listed = [name for name, _path, _digest in local_imports(str(src / "online_dt.py"), ONLINE_DT.encode(), 1 << 20, further=True)]
     assert listed[:1] == ["utils"] and "lamb" in listed
+    assert "lamb" not in [name for name, _path, _digest in local_imports(str(src / "online_dt.py"), ONLINE_DT.encode(), 1 << 20)]
     assert port([src], tmp_path / "out") == 0
     ported = (tmp_path / "out" / "online_dt.py").read_text()
     assert ported == ONLINE_DT.replace("        transformer_optim.step()\n", "        torch.compiler.disable(transformer_optim.step)()\n")

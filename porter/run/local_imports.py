@@ -16,7 +16,7 @@ Listed only for a file that a rule reading imported modules could edit: one with
 literal (``"cuda``/``'cuda``: NRN101 asks whether such an argument of an imported function is a
 device), or one that says ``compile`` and calls a ``.step()`` (NRN416 asks whether an imported
 function returns a torchrl ``HardUpdate``, or an optimizer whose step counts in a Python int, that a
-compiled function steps).
+compiled function steps; for such a file the modules its imported modules import are listed too).
 """
 
 from __future__ import annotations
@@ -37,21 +37,22 @@ _LIMIT = 32  # modules listed per file at most (the first ones imported)
 def with_local_imports(options: Options, path: str, data: bytes) -> Options:
     """``options`` with ``imports`` set to the project modules ``path`` (holding ``data``) imports."""
     quoted = b"cuda" in data and any(text in data for text in _QUOTED_CUDA)  # most files: one scan
-    stepped = not quoted and b".step()" in data and b"compile" in data
-    found = local_imports(path, data, options.max_file_size) if quoted or stepped else ()
+    stepped = b".step()" in data and b"compile" in data
+    # one level further only where NRN416 may ask (a helper's factory building a class of its own imports)
+    found = local_imports(path, data, options.max_file_size, further=stepped) if quoted or stepped else ()
     return options if found == options.imports else options.with_changes(imports=found)
 
 
-def local_imports(path: str, data: bytes, max_size: int) -> tuple[tuple[str, str, str], ...]:
+def local_imports(path: str, data: bytes, max_size: int, further: bool = False) -> tuple[tuple[str, str, str], ...]:
     """(module as spelled in the file, its path, SHA-256 of its bytes) for each module ``data``
-    imports that is a readable file of this project, in the order first imported; then the ones
-    those modules import, as they spell them (one level: a helper's factory returns an instance
-    of a class its own module imports, ``make_optimizer`` in ``utils.py`` building ``Lamb`` of
-    ``lamb.py``), unless the file itself spells that name for another module."""
+    imports that is a readable file of this project, in the order first imported. ``further``:
+    then the ones those modules import, as they spell them (one level: a helper's factory returns
+    an instance of a class its own module imports, ``make_optimizer`` in ``utils.py`` building
+    ``Lamb`` of ``lamb.py``), unless the file itself spells that name for another module."""
     itself = os.path.abspath(path)
     listed: dict[str, tuple[str, str, str]] = {}
     _list(_spellings(data), os.path.dirname(itself), itself, listed, max_size)
-    for _spelled, where, _sha in list(listed.values()):
+    for _spelled, where, _sha in list(listed.values()) if further else ():
         _list(_spellings_of(where, max_size), os.path.dirname(where), itself, listed, max_size)
     return tuple(listed.values())
 
