@@ -21,6 +21,7 @@ from porter.rules._lib.branches import (
     in_kept_cuda_branch,
     in_kept_cuda_test,
     is_availability_test,
+    kernel_file,
     local_cuda_only_use,
     memory_stats_key,
     true_branch,
@@ -113,7 +114,12 @@ class CudaNamespace(Rule):
         CUDA-only: ``rules/_lib/branches.py:CudaOnlyBranches``) is kept with no marker:
         ``torch.cuda.is_available()`` is False on Neuron and exists on every build, so litgpt's
         ``if torch.cuda.is_available() and devices > 1: check_nvlink_connectivity(fabric)`` keeps
-        skipping the NVLink check there (corpus review W1b).
+        skipping the NVLink check there (corpus review W1b). In a file that writes or builds CUDA
+        kernels (imports triton, helion, numba.cuda or torch.utils.cpp_extension:
+        ``rules/_lib/branches.py:KernelFile``), ``torch.cuda.is_available()`` is kept too, unless it
+        is the test of a device pick (``"cuda" if torch.cuda.is_available() else "cpu"``, ported as a
+        pair): it picks the file's kernels (deepspeed's op builder, ``build_for_cpu = not
+        torch.cuda.is_available()``), and Neuron must build or take what a CPU-only host did.
         A count or availability test in a Ray ``num_gpus`` resource request (a keyword of a
         ``ray.*`` call or of a call that also passes ``num_cpus``; the ``"num_gpus"`` entry of a
         dict that also has ``"num_cpus"``) is kept with an NRN104 marker: it is a scheduler
@@ -352,6 +358,8 @@ class CudaNamespace(Rule):
             # profile there (torchtune's recipes) is CUDA's own diagnostic, lost nowhere else
             return
         if head in _AVAILABILITY and (self._guards_cuda_only(node) or in_kept_cuda_test(self, node)):
+            return
+        if head == "is_available" and self._picks_kernels(node):
             return
         if head in _AVAILABILITY and self._ray_gpu_request(node):
             self.mark(node, _RAY_MESSAGE, code="NRN104")
@@ -627,6 +635,16 @@ class CudaNamespace(Rule):
                     return True
             child = ancestor
         return False
+
+    def _picks_kernels(self, node: cst.CSTNode) -> bool:
+        """``torch.cuda.is_available()`` in a kernel file (``KernelFile``: it writes or builds CUDA
+        kernels) picks those kernels: kept, so it is False on Neuron as on a CPU-only host
+        (deepspeed's ``build_for_cpu = not torch.cuda.is_available()``). Not the test of a device pick
+        (``"cuda" if torch.cuda.is_available() else "cpu"``): NRN101 ports that pair."""
+        if not kernel_file(self):
+            return False
+        guard = guarded_branch(self, node)
+        return guard is None or not any(cuda_string(inner) for inner in branch_nodes(self, guard))
 
     def _guards_cuda_only(self, node: cst.CSTNode) -> bool:
         """A test whose branch calls CUDA-only code (``nn.DataParallel``, a ``torch.cuda`` name with

@@ -146,7 +146,7 @@ class DeviceStrings(Rule):
         environment variables, the CUDA-only libraries: ``rules/_lib/branches.py``) is kept with its
         branch: the old meaning, "skip it off CUDA", is already right on Neuron, and a ported test
         would run that code there. In a file that imports a CUDA kernel language (triton, helion,
-        numba.cuda: ``KernelFile`` there) every comparison of a device with a CUDA literal is kept
+        numba.cuda, or torch.utils.cpp_extension's builds: ``KernelFile`` there) every comparison of a device with a CUDA literal is kept
         (``return device.type in ("cuda", "xpu")`` choosing the Triton path): Neuron takes the torch
         path, as the CPU did. So is a feature gate (``if flag and device.type != "cuda":
         flag = False`` or ``raise``) of a flag that turns on CUDA-only code elsewhere in the file

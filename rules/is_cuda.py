@@ -49,8 +49,8 @@ class IsCuda(Rule):
         p.is_cuda else {}``, ``fused=p.is_cuda``) in a file where a GradScaler stays (float16
         reachable): Neuron's fused Adam/AdamW ignores the scaler (neuron-facts §0.1), so the
         unfused optimizer the test picks on Neuron is the one that works; it gets a marker.
-        In a file that imports a CUDA kernel language (triton, helion, numba.cuda:
-        ``rules/_lib/branches.py:KernelFile``) every ``is_cuda`` read is kept: there it chooses
+        In a file that imports a CUDA kernel language (triton, helion, numba.cuda,
+        or torch.utils.cpp_extension's builds: ``rules/_lib/branches.py:KernelFile``) every ``is_cuda`` read is kept: there it chooses
         between the file's kernels and a torch path (``if not x.is_cuda: return torch_path(x)``,
         ``return x.is_cuda and x.is_contiguous()`` as a kernel's eligibility), and Neuron must take
         the torch path, which ran on the CPU before.

@@ -528,7 +528,7 @@ class CudaOnlyBranches(FileAnalysis):
                     tests.add(id(node))
                     continue
             if sides is not None:
-                if not _kernel_file(rule):  # a kernel file keeps every device-type test (KernelFile)
+                if not kernel_file(rule):  # a kernel file keeps every device-type test (KernelFile)
                     inner_nodes = [inner for side in sides for inner in index.walk(side)]
                     if not any(cuda_only_name(rule, inner) is not None for inner in inner_nodes):
                         definitions = _local_definitions(rule) if definitions is None else definitions
@@ -545,13 +545,16 @@ class CudaOnlyBranches(FileAnalysis):
 
 
 # Kernel languages that target CUDA (and ROCm/XPU) only: a file that imports one writes GPU kernels.
-_KERNEL_LANGUAGES = ("triton", "helion", "numba.cuda")
+# torch.utils.cpp_extension builds native extensions: its CUDA tests pick nvcc and CUDA sources over the
+# C++ compiler (deepspeed's op builders: `build_for_cpu = not torch.cuda.is_available()`, corpus review
+# 2026-12-06), and a Neuron host has no nvcc: it builds what a CPU-only host built.
+_KERNEL_LANGUAGES = ("triton", "helion", "numba.cuda", "torch.utils.cpp_extension")
 
 
 @dataclass(frozen=True)
 class KernelFile(FileAnalysis):
-    """Whether the file imports a CUDA kernel language (``_KERNEL_LANGUAGES``). Its device-type
-    tests choose between its kernels and a torch path (trl's chunked logprob, torchtitan's fused MLA
+    """Whether the file imports a CUDA kernel language or extension builder (``_KERNEL_LANGUAGES``).
+    Its device-type and availability tests choose between its kernels and a torch path (trl's chunked logprob, torchtitan's fused MLA
     and Helion RoPE, corpus review 2026-12-06), often through a custom op, an
     ``autograd.Function`` or an eligibility predicate (``return x.is_cuda and ...``) that no branch
     walk can follow: each is kept, so Neuron takes the torch path, which ran on the CPU before."""
@@ -565,8 +568,10 @@ class KernelFile(FileAnalysis):
             names: list[str | None] = []
             if isinstance(node, cst.ImportFrom):
                 names = [dotted(node.module)] if node.module is not None and not node.relative else []
-                if names == ["numba"] and not isinstance(node.names, cst.ImportStar):
-                    names = [f"numba.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name)]
+                if names and not isinstance(node.names, cst.ImportStar):  # from numba import cuda, from torch.utils import cpp_extension
+                    names += [f"{names[0]}.{alias.name.value}" for alias in node.names if isinstance(alias.name, cst.Name)]
+                    if names[0] == "numba":
+                        names = names[1:]  # numba alone compiles for the CPU too
             elif isinstance(node, cst.Import):
                 names = [dotted(alias.name) for alias in node.names]
             if any(name and (name == lang or name.startswith(lang + ".")) for name in names for lang in _KERNEL_LANGUAGES):
@@ -574,14 +579,15 @@ class KernelFile(FileAnalysis):
         return cls(False)
 
 
-def _kernel_file(rule: Rule) -> bool:
+def kernel_file(rule: Rule) -> bool:
+    """The file writes or builds CUDA kernels (``KernelFile``): its CUDA tests choose them."""
     return rule.analysis(KernelFile).launches
 
 
 def _kernel_device_test(rule: Rule, node: cst.CSTNode) -> bool:
     """``node`` is a device-type test of a kernel file (``KernelFile``): an ``x.is_cuda`` read, or in
     a comparison of a device with a CUDA literal (``device.type in ("cuda", "xpu")``)."""
-    if not _kernel_file(rule):
+    if not kernel_file(rule):
         return False
     if isinstance(node, cst.Attribute) and node.attr.value == "is_cuda":
         return True
