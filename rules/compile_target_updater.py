@@ -30,7 +30,8 @@ class EagerTargetUpdater(Rule):
         that counts its steps in a Python int: a class of this file or of a project module
         (``Options.imports``, which lists the modules a helper module imports too) deriving from
         ``torch.optim.Optimizer`` whose own ``step`` does ``group["step"] += 1`` or
-        ``state["step"] += 1`` (a LAMB or Lion copied into the repository). A name that holds such
+        ``state["step"] += 1`` (a LAMB or Lion copied into the repository; NRN417, under a review
+        marker). A name that holds such
         an object on one path and a torch optimizer on another (``Lamb(...)`` if the config says
         so, else ``torch.optim.Adam(...)``) counts too: disabling a torch optimizer's step only
         runs it eagerly, the same arithmetic. What the name holds is read
@@ -74,8 +75,10 @@ class EagerTargetUpdater(Rule):
             return loss.detach()
 
     Safety:
-        Safe: the same calls in the same order with the same values; only where Dynamo traces
-        changes. The heuristic for what a name holds is above; a function is compiled when this
+        NRN416 (HardUpdate) is safe: the same calls in the same order with the same values; only
+        where Dynamo traces changes. NRN417 (an optimizer) is a review change with a marker: the same
+        operations run eagerly, unfused, and may round differently in the last bits from the graph
+        they were compiled into. The heuristic for what a name holds is above; a function is compiled when this
         file passes it by name to ``torch.compile`` in the scope that defines it (or decorates it).
         ``SoftUpdate`` is left traced (tensor arithmetic only, no Python counter). An optimizer
         step run eagerly is the same arithmetic as traced, op by op (no fused kernels): on Neuron
@@ -84,8 +87,12 @@ class EagerTargetUpdater(Rule):
 
     code: ClassVar[str] = "NRN416"
     name: ClassVar[str] = "compile-target-updater"
-    summary: ClassVar[str] = "HardUpdate.step() or a Python-counting optimizer's step() in a compiled function -> torch.compiler.disable(x.step)()"
+    summary: ClassVar[str] = "HardUpdate.step() in a compiled function -> torch.compiler.disable(updater.step)()"
     safety: ClassVar[Safety] = Safety.SAFE
+    extra_codes: ClassVar[dict[str, str]] = {
+        "NRN417": "an optimizer of the project counting its steps in a Python int, stepped in a compiled function: "
+                  "its step() runs eagerly (review marker)",
+    }
     triggers: ClassVar[tuple[str, ...]] = (".step()",)
     trigger_pattern: ClassVar[str] = r"compile"
     order: ClassVar[int] = 100
@@ -103,6 +110,9 @@ class EagerTargetUpdater(Rule):
             return
         bound = torch_alias(self.context.module)  # `import torch.nn` binds torch too
         torch = bound or "torch"
+        # HardUpdate's step copies tensors (exact either way); an optimizer's arithmetic run eagerly may
+        # round differently from the fused graph it was part of: a review change (NRN417)
+        code = "NRN416" if counter == "HardUpdate" else "NRN417"
         how = "its steps" if counter == "HardUpdate" else 'its steps (`group["step"] += 1`)'
         self.replace(
             node,
@@ -111,8 +121,12 @@ class EagerTargetUpdater(Rule):
             ),
             f"{holder}.step() -> {torch}.compiler.disable({holder}.step)(): {counter} counts {how} in a Python int, "
             "which compiled code guards on and recompiles for at every step",
+            code=code,
             imports=() if bound else (ImportSpec("torch"),),
         )
+        if code == "NRN417":
+            self.mark(node, f"{counter}.step() runs eagerly (op by op) so its Python step count is no guard: the same "
+                      "operations, unfused; to compile it, keep the count in a tensor as torch.optim does", code=code)
 
     # -- is the function compiled? ---------------------------------------------------------------------
     def _compiled(self, function: cst.FunctionDef) -> bool:

@@ -338,7 +338,10 @@ def test_an_optimizer_counting_in_a_python_int_built_by_a_helper_of_a_helper_is_
     assert "lamb" not in [name for name, _path, _digest in local_imports(str(src / "online_dt.py"), ONLINE_DT.encode(), 1 << 20)]
     assert port([src], tmp_path / "out") == 0
     ported = (tmp_path / "out" / "online_dt.py").read_text()
-    assert ported == ONLINE_DT.replace("        transformer_optim.step()\n", "        torch.compiler.disable(transformer_optim.step)()\n")
+    assert ported == ONLINE_DT.replace("        transformer_optim.step()\n", (
+        "        # porter: NRN417 Lamb.step() runs eagerly (op by op) so its Python step count is no guard: the same "
+        "operations, unfused; to compile it, keep the count in a tensor as torch.optim does\n"
+        "        torch.compiler.disable(transformer_optim.step)()\n"))
     assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
     assert (tmp_path / "again" / "online_dt.py").read_text() == ported
     (src / "lamb.py").write_text(LAMB.replace('group["step"] += 1', 'group["step"] = group["step"] + 1'))
