@@ -30,8 +30,10 @@ class EagerTargetUpdater(Rule):
         that counts its steps in a Python int: a class of this file or of a project module
         (``Options.imports``, which lists the modules a helper module imports too) deriving from
         ``torch.optim.Optimizer`` whose own ``step`` does ``group["step"] += 1`` or
-        ``state["step"] += 1`` (a LAMB or Lion copied into the repository; NRN417, under a review
-        marker). A name that holds such
+        ``state["step"] += 1`` on an entry it starts from an int wherever it sets one (a LAMB or Lion
+        copied into the repository; NRN417, under a review marker; one started as
+        ``torch.tensor(0.0)`` counts in a tensor and is left). A compile with ``fullgraph`` is left:
+        a disabled call is an error in a full graph. A name that holds such
         an object on one path and a torch optimizer on another (``Lamb(...)`` if the config says
         so, else ``torch.optim.Adam(...)``) counts too: disabling a torch optimizer's step only
         runs it eagerly, the same arithmetic. What the name holds is read
@@ -130,8 +132,13 @@ class EagerTargetUpdater(Rule):
 
     # -- is the function compiled? ---------------------------------------------------------------------
     def _compiled(self, function: cst.FunctionDef) -> bool:
-        if any(self._is_compile(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) for d in function.decorators):
-            return True
+        """The file compiles ``function`` (decorator, or ``torch.compile(function, ...)`` in the scope
+        that defines it), and no such compile asks for ``fullgraph``: a call to a disabled function
+        is an error in a full graph (Dynamo: "Attempted to call function marked as skipped")."""
+        calls: list[cst.CSTNode] = []
+        for d in function.decorators:
+            if self._is_compile(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator):
+                calls.append(d.decorator)
         scope = self._scope_of(function)
         for statement in _own_statements(_body(scope)):
             for small in statement.body if isinstance(statement, cst.SimpleStatementLine) else ():
@@ -144,8 +151,8 @@ class EagerTargetUpdater(Rule):
                     and isinstance(value.args[0].value, cst.Name)
                     and value.args[0].value.value == function.name.value
                 ):
-                    return True
-        return False
+                    calls.append(value)
+        return bool(calls) and not any(_full_graph(call) for call in calls)
 
     def _is_compile(self, func: cst.BaseExpression) -> bool:
         return self.matches(func, "torch.compile")
@@ -214,6 +221,13 @@ class EagerTargetUpdater(Rule):
             if tree is not None and defined is not None:
                 return _function_returns_counter(defined, position, partial(_counts_in, self.options, tree))
         return None
+
+
+def _full_graph(call: cst.CSTNode) -> bool:
+    """A compile call (or decorator) passing ``fullgraph`` other than a literal False."""
+    args = call.args if isinstance(call, cst.Call) else ()
+    return any(arg.keyword is not None and arg.keyword.value == "fullgraph"
+               and not (isinstance(arg.value, cst.Name) and arg.value.value == "False") for arg in args)
 
 
 # A torch optimizer: disabled, its step() runs eagerly, the same arithmetic (not a counter itself).
@@ -389,19 +403,30 @@ def _top_level_class(module: cst.Module, name: str) -> cst.ClassDef | None:
 
 def _counts_optimizer_steps(module: cst.Module, cls: cst.ClassDef) -> bool:
     """A ``torch.optim.Optimizer`` subclass (a base read through ``module``'s imports) whose own
-    ``step`` adds an int to a ``"step"`` entry: ``group["step"] += 1`` / ``state["step"] += 1``."""
+    ``step`` adds an int to a ``"step"`` entry (``group["step"] += 1`` / ``state["step"] += 1``) that
+    the class starts from an int wherever it sets one (``= 1``, ``setdefault("step", 0)``)."""
     if not any(_names_optimizer(module, base.value) for base in cls.bases):
         return False
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     step = next((s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == "step"), None)
     if step is None:
         return False
-    for node in m.findall(step, m.AugAssign(operator=m.AddAssign(), value=m.Integer())):
-        target = node.target if isinstance(node, cst.AugAssign) else None
-        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
-            key = target.slice[0].slice
-            if isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) and key.value.evaluated_value == "step":
-                return True
+    counts = any(_step_entry(node.target) for node in m.findall(step, m.AugAssign(operator=m.AddAssign(), value=m.Integer()))
+                 if isinstance(node, cst.AugAssign))
+    # the entry must start as an int: `state["step"] = torch.tensor(0.0)` counts in a tensor (no guard)
+    starts = [node.value for node in m.findall(cls, m.Assign()) if isinstance(node, cst.Assign)
+              and any(_step_entry(target.target) for target in node.targets)]
+    starts += [node.args[1].value for node in m.findall(cls, m.Call(func=m.Attribute(attr=m.Name("setdefault"))))
+               if isinstance(node, cst.Call) and len(node.args) == 2 and isinstance(node.args[0].value, cst.SimpleString)
+               and node.args[0].value.evaluated_value == "step"]
+    return counts and all(isinstance(value, cst.Integer) for value in starts)
+
+
+def _step_entry(target: cst.BaseExpression) -> bool:
+    """``X["step"]``."""
+    if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+        key = target.slice[0].slice
+        return isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString) and key.value.evaluated_value == "step"
     return False
 
 

@@ -20,6 +20,7 @@ from porter.rules._lib.branches import (
     guarding_tests,
     in_kept_cuda_branch,
     in_kept_cuda_test,
+    in_kernel_user,
     is_availability_test,
     kernel_file,
     local_cuda_only_use,
@@ -116,9 +117,10 @@ class CudaNamespace(Rule):
         ``if torch.cuda.is_available() and devices > 1: check_nvlink_connectivity(fabric)`` keeps
         skipping the NVLink check there (corpus review W1b). In a file that writes or builds CUDA
         kernels (imports triton, helion, numba.cuda or torch.utils.cpp_extension:
-        ``rules/_lib/branches.py:KernelFile``), ``torch.cuda.is_available()`` is kept too, unless it
-        is the test of a device pick (``"cuda" if torch.cuda.is_available() else "cpu"``, ported as a
-        pair): it picks the file's kernels (deepspeed's op builder, ``build_for_cpu = not
+        ``rules/_lib/branches.py:KernelFile``), ``torch.cuda.is_available()`` inside a top-level
+        function or class that imports or uses the kernel language is kept too, unless it is the test
+        of a device pick (``"cuda" if torch.cuda.is_available() else "cpu"``, ported as a pair): it
+        picks the file's kernels (deepspeed's op builder, ``build_for_cpu = not
         torch.cuda.is_available()``), and Neuron must build or take what a CPU-only host did.
         A count or availability test in a Ray ``num_gpus`` resource request (a keyword of a
         ``ray.*`` call or of a call that also passes ``num_cpus``; the ``"num_gpus"`` entry of a
@@ -641,7 +643,7 @@ class CudaNamespace(Rule):
         kernels) picks those kernels: kept, so it is False on Neuron as on a CPU-only host
         (deepspeed's ``build_for_cpu = not torch.cuda.is_available()``). Not the test of a device pick
         (``"cuda" if torch.cuda.is_available() else "cpu"``): NRN101 ports that pair."""
-        if not kernel_file(self):
+        if not kernel_file(self) or not in_kernel_user(self, node):
             return False
         guard = guarded_branch(self, node)
         return guard is None or not any(cuda_string(inner) for inner in branch_nodes(self, guard))

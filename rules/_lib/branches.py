@@ -554,17 +554,22 @@ _KERNEL_LANGUAGES = ("triton", "helion", "numba.cuda", "torch.utils.cpp_extensio
 @dataclass(frozen=True)
 class KernelFile(FileAnalysis):
     """Whether the file imports a CUDA kernel language or extension builder (``_KERNEL_LANGUAGES``).
-    Its device-type and availability tests choose between its kernels and a torch path (trl's chunked logprob, torchtitan's fused MLA
+    Its device-type tests choose between its kernels and a torch path (trl's chunked logprob, torchtitan's fused MLA
     and Helion RoPE, corpus review 2026-12-06), often through a custom op, an
     ``autograd.Function`` or an eligibility predicate (``return x.is_cuda and ...``) that no branch
-    walk can follow: each is kept, so Neuron takes the torch path, which ran on the CPU before."""
+    walk can follow: each is kept, so Neuron takes the torch path, which ran on the CPU before.
+    ``users``: the file's top-level statements (functions, classes) that import one or use a name
+    such an import binds (``load``, ``tl``): there an availability test picks the kernels too."""
 
     launches: bool
+    users: frozenset[int] = frozenset()
 
     @classmethod
     def compute(cls, rule: Rule) -> KernelFile:
         index = child_index(rule)
-        for node in index.find(index.root, cst.Import, cst.ImportFrom):
+        imports: list[cst.Import | cst.ImportFrom] = []
+        bound: set[str] = set()
+        for node in cast("list[cst.Import | cst.ImportFrom]", index.find(index.root, cst.Import, cst.ImportFrom)):
             names: list[str | None] = []
             if isinstance(node, cst.ImportFrom):
                 names = [dotted(node.module)] if node.module is not None and not node.relative else []
@@ -575,13 +580,36 @@ class KernelFile(FileAnalysis):
             elif isinstance(node, cst.Import):
                 names = [dotted(alias.name) for alias in node.names]
             if any(name and (name == lang or name.startswith(lang + ".")) for name in names for lang in _KERNEL_LANGUAGES):
-                return cls(True)
-        return cls(False)
+                imports.append(node)
+                aliases = node.names if not isinstance(node.names, cst.ImportStar) else ()
+                for alias in aliases:
+                    asname = alias.asname.name if alias.asname is not None else None
+                    bound.add(asname.value if isinstance(asname, cst.Name) else alias.evaluated_name.split(".")[0])
+        if not imports:
+            return cls(False)
+        top = {id(s): s for s in rule.context.module.body}
+        users: set[int] = set()
+        found: list[cst.CSTNode] = [*imports]
+        found += [n for n in index.find(index.root, cst.Name) if isinstance(n, cst.Name) and n.value in bound]
+        for use in found:
+            current: cst.CSTNode | None = use
+            while current is not None and id(current) not in top:
+                current = rule.parent(current)
+            if current is not None and isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+                users.add(id(current))
+        return cls(True, frozenset(users))
 
 
 def kernel_file(rule: Rule) -> bool:
     """The file writes or builds CUDA kernels (``KernelFile``): its CUDA tests choose them."""
     return rule.analysis(KernelFile).launches
+
+
+def in_kernel_user(rule: Rule, node: cst.CSTNode) -> bool:
+    """``node`` is in a top-level function or class of a kernel file that imports or uses the kernel
+    language (``KernelFile.users``): deepspeed's op builder class, not the training loop beside it."""
+    users = rule.analysis(KernelFile).users
+    return bool(users) and any(id(ancestor) in users for ancestor in rule.ancestors(node))
 
 
 def _kernel_device_test(rule: Rule, node: cst.CSTNode) -> bool:
