@@ -193,8 +193,7 @@ class EagerTargetUpdater(Rule):
         if self.matches(func, *COUNTING_TARGET_UPDATERS):
             return "HardUpdate"
         if isinstance(func, cst.Name) and import_binding(self.context.module, func.value) is None:
-            local = _top_level_class(self.context.module, func.value)
-            return func.value if local is not None and _counts_optimizer_steps(self.context.module, local) else None
+            return _counting_class_of(self.context.module, func.value)
         for qualified in self.qualified(func):
             if qualified.startswith(_TORCH_OPTIM) and not qualified.startswith(_TORCH_SCHEDULERS):
                 return EAGER
@@ -338,9 +337,15 @@ def _names(node: cst.CSTNode | Sequence[cst.CSTNode]) -> set[str]:
     return {n.value for inner in nodes for n in m.findall(inner, m.Name()) if isinstance(n, cst.Name)}
 
 
-def _top_level_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
+def _top_level(module: cst.Module, name: str) -> cst.FunctionDef | cst.ClassDef | None:
+    """The one top-level ``def`` or ``class`` of ``module`` named ``name`` (None: none, or several)."""
     found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
-    return found[0] if len(found) == 1 and isinstance(found[0], cst.FunctionDef) else None
+    return found[0] if len(found) == 1 else None
+
+
+def _top_level_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
+    found = _top_level(module, name)
+    return found if isinstance(found, cst.FunctionDef) else None
 
 
 def _function_returns_counter(function: cst.FunctionDef, position: int | None,
@@ -378,8 +383,7 @@ def _counts_in(options: Options, module: cst.Module, callee: cst.BaseExpression)
         return None
     qualified = _qualified_in(module, text)
     if qualified is None:
-        local = _top_level_class(module, text) if "." not in text else None
-        return text if local is not None and _counts_optimizer_steps(module, local) else None
+        return _counting_class_of(module, text) if "." not in text else None
     if qualified in COUNTING_TARGET_UPDATERS:
         return "HardUpdate"
     if qualified.startswith(_TORCH_OPTIM) and not qualified.startswith(_TORCH_SCHEDULERS):
@@ -392,13 +396,13 @@ def _project_counting_class(options: Options, module: str, name: str) -> str | N
     """Class ``name`` of project module ``module`` (as the importing file spells it; listed in
     ``Options.imports``) counts its optimizer steps: its name, else None."""
     tree = imported_module(options, module, defining=name)
-    found = _top_level_class(tree, name) if tree is not None else None
-    return name if tree is not None and found is not None and _counts_optimizer_steps(tree, found) else None
+    return _counting_class_of(tree, name) if tree is not None else None
 
 
-def _top_level_class(module: cst.Module, name: str) -> cst.ClassDef | None:
-    found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
-    return found[0] if len(found) == 1 and isinstance(found[0], cst.ClassDef) else None
+def _counting_class_of(module: cst.Module, name: str) -> str | None:
+    """``name`` when it is a top-level class of ``module`` that counts its optimizer steps."""
+    found = _top_level(module, name)
+    return name if isinstance(found, cst.ClassDef) and _counts_optimizer_steps(module, found) else None
 
 
 def _counts_optimizer_steps(module: cst.Module, cls: cst.ClassDef) -> bool:

@@ -157,25 +157,28 @@ def _is_marker(line: cst.EmptyLine) -> bool:
     return line.comment is not None and line.comment.value.startswith(MARKER_PREFIX)
 
 
-def _merge_adjacent(created: set[int]):
-    """Merge consecutive ``if`` blocks this rule created with the same test into one (one marker)."""
+def _merge_adjacent(created: set[int], *, into_any_branch: bool = False):
+    """Merge an ``if`` this rule created into the ``if`` right before it when their tests are the same
+    text: one this rule created too (NRN603: one marker, the second dropped), or, ``into_any_branch``,
+    any ``if`` with no ``else`` (NRN611: its read joins the end of the branch, its marker with it)."""
 
     def transform(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.IndentedBlock)
         merged: list[cst.BaseStatement] = []
+        code = cst.Module([]).code_for_node
         for statement in updated.body:
             previous = merged[-1] if merged else None
             if (
                 isinstance(statement, cst.If)
                 and isinstance(previous, cst.If)
                 and id(statement) in created
-                and id(previous) in created
-                and cst.Module([]).code_for_node(statement.test) == cst.Module([]).code_for_node(previous.test)
+                and (previous.orelse is None if into_any_branch else id(previous) in created)
+                and code(statement.test).strip() == code(previous.test).strip()
                 and isinstance(previous.body, cst.IndentedBlock)
                 and isinstance(statement.body, cst.IndentedBlock)
             ):
                 inner = list(statement.body.body)
-                own = [line for line in statement.leading_lines if not _is_marker(line)]
+                own = [line for line in statement.leading_lines if into_any_branch or not _is_marker(line)]
                 inner[0] = inner[0].with_changes(leading_lines=[*own, *getattr(inner[0], "leading_lines", ())])
                 joined = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
                 created.add(id(joined))
@@ -211,37 +214,6 @@ def _read_after_branch(plan: Refresh, test: str, marker: str, created: set[int])
             return branch
         rest = updated.with_changes(body=[assign.with_changes(value=cst.Name(plan.name))])
         return cst.FlattenSentinel([branch, rest])
-
-    return transform
-
-
-def _merge_into_branch(created: set[int]):
-    """An ``if`` this rule created right after an ``if`` with the same test and no ``else``: its body
-    goes to the end of that branch's (the marker with it)."""
-
-    def transform(updated: cst.CSTNode) -> cst.CSTNode:
-        assert isinstance(updated, cst.IndentedBlock)
-        merged: list[cst.BaseStatement] = []
-        code = cst.Module([]).code_for_node
-        for statement in updated.body:
-            previous = merged[-1] if merged else None
-            if (
-                isinstance(statement, cst.If)
-                and id(statement) in created
-                and isinstance(previous, cst.If)
-                and previous.orelse is None
-                and code(previous.test).strip() == code(statement.test).strip()
-                and isinstance(previous.body, cst.IndentedBlock)
-                and isinstance(statement.body, cst.IndentedBlock)
-            ):
-                inner = list(statement.body.body)
-                first = inner[0]
-                assert isinstance(first, cst.SimpleStatementLine)  # the read this rule wrote
-                inner[0] = first.with_changes(leading_lines=[*statement.leading_lines, *first.leading_lines])
-                merged[-1] = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
-                continue
-            merged.append(statement)
-        return updated.with_changes(body=merged)
 
     return transform
 
@@ -491,7 +463,7 @@ class HostSyncLogging(Rule):
             if block is not None:
                 refreshed_blocks[id(block)] = block
         for block in refreshed_blocks.values():
-            self.replace(block, _merge_into_branch(refreshed), None, code="NRN611")
+            self.replace(block, _merge_adjacent(refreshed, into_any_branch=True), None, code="NRN611")
 
     def _read_where_refreshed(self, plan: Refresh, created: set[int]) -> None:
         """NRN611: the per-step read of what the branch refreshes is read in the branch, once."""

@@ -77,7 +77,7 @@ class Intervals:
             moving = [site for site in logs if site.kind == LOG]
             for site in moving:
                 for feeder in site.feeders:
-                    if not all(any(self._inside(read, log.node) for log in moving) for read in feeder.reads):
+                    if not all(any(self.scope.within(read, log.node) for log in moving) for read in feeder.reads):
                         self._keep(site, f"it prints a value that another logging statement reads {site.loop.every}")
                         changed = True
                         break
@@ -129,19 +129,13 @@ class Intervals:
                 parent = self.scope.parent(node)
                 if isinstance(parent, cst.AssignTarget) or (isinstance(parent, cst.Attribute) and parent.attr is node):
                     continue
-                if not self._inside(node, log):
+                if not self.scope.within(node, log):
                     return False
         return True
 
     # -- values synchronised elsewhere ----------------------------------------------------
     def _names_read(self, node: cst.CSTNode) -> list[cst.Name]:
-        return [
-            n
-            for n in iter_nodes(self.index, node)
-            if isinstance(n, cst.Name)
-            and not (isinstance(self.scope.parent(n), cst.Attribute) and self.scope.parent(n).attr is n)  # type: ignore[union-attr]
-            and not (isinstance(self.scope.parent(n), cst.Arg) and self.scope.parent(n).keyword is n)  # type: ignore[union-attr]
-        ]
+        return [n for n in iter_nodes(self.index, node) if isinstance(n, cst.Name) and self.scope.is_variable(n)]
 
     def _synced_every_step(self, loop: StepLoop) -> dict[str, Site]:
         """Names a per-step statement of ``loop`` sets from a host sync that stays every step."""
@@ -205,18 +199,10 @@ class Intervals:
                 continue
             if isinstance(parent, cst.Attribute) and parent.attr is node:
                 continue
-            if not any(self._inside(node, log) for log in moving):
+            if not any(self.scope.within(node, log) for log in moving):
                 return None
         assert isinstance(source.statement, cst.SimpleStatementLine)
         return Feeder(source.statement, value)
-
-    def _inside(self, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-        current: cst.CSTNode | None = node
-        while current is not None:
-            if current is root:
-                return True
-            current = self.scope.parent(current)
-        return False
 
     def _changed_in_place(self, name: str, loop: StepLoop) -> bool:
         for node in iter_nodes(self.index, loop.node.body):

@@ -113,15 +113,15 @@ def _plan(scope: FileScope, site: Site, chained: dict[int, cst.If]) -> Refresh |
     bindings = _bindings(scope, function)
     for name in read:
         for node in _references(scope, loop_body, name):
-            if _inside(scope, node, small.value):
+            if scope.within(node, small.value):
                 continue
-            if name in in_branch and _inside(scope, node, branch.body) and isinstance(scope.parent(node), cst.AssignTarget):
+            if name in in_branch and scope.within(node, branch.body) and isinstance(scope.parent(node), cst.AssignTarget):
                 continue
             return None  # used elsewhere in the loop: it may change between intervals
         where = bindings.get(name, [])
         if name in in_branch:
             # bound only by the branch: before its first run the original had no value either
-            if not where or any(not _inside(scope, binder, branch.body) for binder in where):
+            if not where or any(not scope.within(binder, branch.body) for binder in where):
                 return None
         elif any(_in_a_loop(scope, binder, function) for binder in where):
             return None  # rebound from one step (or epoch) to the next
@@ -215,31 +215,14 @@ def _in_loop_body(scope: FileScope, block: cst.IndentedBlock, site: Site) -> boo
 
 def _names_read(scope: FileScope, node: cst.CSTNode, pure: frozenset[str]) -> set[str]:
     """The variables ``node`` reads, but ``pure`` builtins."""
-    return {n.value for n in iter_nodes(scope.index, node) if isinstance(n, cst.Name) and not _is_label(scope, n) and n.value not in pure}
+    return {n.value for n in iter_nodes(scope.index, node) if isinstance(n, cst.Name) and scope.is_variable(n) and n.value not in pure}
 
 
 def _references(scope: FileScope, node: cst.CSTNode, name: str) -> list[cst.Name]:
     return [
         n for n in iter_nodes(scope.index, node, into_scopes=True)
-        if isinstance(n, cst.Name) and n.value == name and not _is_label(scope, n)
+        if isinstance(n, cst.Name) and n.value == name and scope.is_variable(n)
     ]
-
-
-def _is_label(scope: FileScope, node: cst.Name) -> bool:
-    """An attribute's name or a keyword argument's: not a variable."""
-    parent = scope.parent(node)
-    return (isinstance(parent, cst.Attribute) and parent.attr is node) or (
-        isinstance(parent, cst.Arg) and parent.keyword is node
-    )
-
-
-def _inside(scope: FileScope, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-    current: cst.CSTNode | None = node
-    while current is not None:
-        if current is root:
-            return True
-        current = scope.parent(current)
-    return False
 
 
 def _fresh_name(target: cst.BaseAssignTargetExpression, refreshed: list[str], used: set[str]) -> str:

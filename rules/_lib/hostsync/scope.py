@@ -39,6 +39,20 @@ class FileScope:
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
 
+    def within(self, node: cst.CSTNode, root: cst.CSTNode) -> bool:
+        """``node`` is ``root`` or under it."""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            if current is root:
+                return True
+            current = self.parent(current)
+        return False
+
+    def is_variable(self, name: cst.Name) -> bool:
+        """A variable, not an attribute's name (``x.loss``) or a keyword argument's (``f(loss=...)``)."""
+        parent = self.parent(name)
+        return not ((isinstance(parent, cst.Attribute) and parent.attr is name) or (isinstance(parent, cst.Arg) and parent.keyword is name))
+
     def function_of(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         current = self.parent(node)
         while current is not None:
