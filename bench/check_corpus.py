@@ -1172,7 +1172,7 @@ def check_one(f: corpus.CorpusFile, recipe: Recipe, steps: int, timeout: float, 
 def run(steps: int, timeout: float, only: str | None, work: Path, deps: Path | None, log: Any = print) -> list[Outcome]:
     files = candidates(corpus.build(log=log))
     if only:
-        files = [f for f in files if only in f.key]
+        files = [f for f in files if any(part in f.key for part in only.split(","))]
     corpus.HELP_TIMEOUT = HELP_TIMEOUT
     outcomes: list[Outcome] = []
     for f in files:
@@ -1217,7 +1217,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=3, help="3: step 2 shows a step-1 recompile stable (warm-up)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds per run of a script")
-    parser.add_argument("--only", help="only the candidates whose key contains this")
+    parser.add_argument("--only", help="only the candidates whose key contains this (several, comma-separated: any of them)")
     parser.add_argument("--json", type=Path, help="write the outcomes as JSON")
     parser.add_argument("--keep", type=Path, help="keep the ported trees, data and reports in DIR")
     parser.add_argument("--deps", type=Path, help="folder of the projects' own dependencies (PYTHONPATH after the project's root)")

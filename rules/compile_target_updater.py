@@ -14,7 +14,7 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.imported import imported_module
 from porter.engine.options import Options
 from porter.engine.rule import Rule
-from porter.rules._lib.imports import import_binding, torch_alias
+from porter.rules._lib.imports import import_binding, project_function, top_level, torch_alias
 from porter.rules._lib.nodes import dotted
 from porter.rules._tables.compile import COUNTING_TARGET_UPDATERS
 
@@ -207,19 +207,12 @@ class EagerTargetUpdater(Rule):
     def _returns_counter(self, func: cst.BaseExpression, position: int | None) -> str | None:
         """``func`` is a top-level function of this file or of a project module whose every return
         gives a counting object (at ``position`` of a returned tuple): its class's name."""
-        if isinstance(func, cst.Name) and import_binding(self.context.module, func.value) is None:
-            local = _top_level_function(self.context.module, func.value)
-            if local is not None:
-                return _function_returns_counter(local, position, self._counting_class)
-        for qualified in self.qualified(func):
-            module, _, name = qualified.rpartition(".")
-            if not module or module.startswith("torch"):
-                continue
-            tree = imported_module(self.options, module, defining=name) if self.options.imports else None
-            defined = _top_level_function(tree, name) if tree is not None else None
-            if tree is not None and defined is not None:
-                return _function_returns_counter(defined, position, partial(_counts_in, self.options, tree))
-        return None
+        found = project_function(self, func)
+        if found is None:
+            return None
+        tree, defined = found
+        check = self._counting_class if tree is None else partial(_counts_in, self.options, tree)
+        return _function_returns_counter(defined, position, check)
 
 
 def _full_graph(call: cst.CSTNode) -> bool:
@@ -337,17 +330,6 @@ def _names(node: cst.CSTNode | Sequence[cst.CSTNode]) -> set[str]:
     return {n.value for inner in nodes for n in m.findall(inner, m.Name()) if isinstance(n, cst.Name)}
 
 
-def _top_level(module: cst.Module, name: str) -> cst.FunctionDef | cst.ClassDef | None:
-    """The one top-level ``def`` or ``class`` of ``module`` named ``name`` (None: none, or several)."""
-    found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
-    return found[0] if len(found) == 1 else None
-
-
-def _top_level_function(module: cst.Module, name: str) -> cst.FunctionDef | None:
-    found = _top_level(module, name)
-    return found if isinstance(found, cst.FunctionDef) else None
-
-
 def _function_returns_counter(function: cst.FunctionDef, position: int | None,
                               check: Callable[[cst.BaseExpression], str | None]) -> str | None:
     """Every ``return`` of ``function`` gives (at ``position`` of a returned tuple) a name the
@@ -401,7 +383,7 @@ def _project_counting_class(options: Options, module: str, name: str) -> str | N
 
 def _counting_class_of(module: cst.Module, name: str) -> str | None:
     """``name`` when it is a top-level class of ``module`` that counts its optimizer steps."""
-    found = _top_level(module, name)
+    found = top_level(module, name)
     return name if isinstance(found, cst.ClassDef) and _counts_optimizer_steps(module, found) else None
 
 

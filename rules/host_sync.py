@@ -36,6 +36,7 @@ from porter.rules._lib.hostsync import (
     strip_host,
 )
 from porter.rules._lib.hostsync.meters import PENDING, READ, MeterPlan
+from porter.rules._lib.hostsync.unlogged import Unlogged
 from porter.rules._lib.nodes import dotted
 
 # A file can only have a step loop if one of these words appears.
@@ -137,6 +138,33 @@ def _under_interval(
         )
         created.add(id(wrapped))
         return wrapped
+
+    return transform
+
+
+def _logger_only_dict(test: str, marker: list[cst.EmptyLine]):
+    """``M = {...}`` -> ``M = {...} if <test> else {}`` (under ``marker``)."""
+    condition = cst.parse_expression(test)
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.SimpleStatementLine) and isinstance(updated.body[0], cst.Assign)
+        assign = updated.body[0]
+        choice = cst.IfExp(test=condition, body=assign.value, orelse=cst.Dict([]))
+        return updated.with_changes(body=[assign.with_changes(value=choice)], leading_lines=[*updated.leading_lines, *marker])
+
+    return transform
+
+
+def _under_logger(test: str, marker: list[cst.EmptyLine], created: set[int]):
+    """A statement -> ``if <test>:`` holding it (its comment lines and ``marker`` above the ``if``)."""
+    condition = cst.parse_expression(test)
+
+    def transform(updated: cst.CSTNode) -> cst.CSTNode:
+        assert isinstance(updated, cst.SimpleStatementLine)
+        branch = cst.If(test=condition, body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=())]),
+                        leading_lines=[*updated.leading_lines, *marker])
+        created.add(id(branch))
+        return branch
 
     return transform
 
@@ -361,6 +389,16 @@ class HostSyncLogging(Rule):
         in the loop (in the branch only as assignment targets), and its other names appear nowhere
         else in the loop and are not assigned in it; the branch has no ``else`` and its test calls
         nothing and reads nothing the branch assigns.
+        A dict of metrics that a step loop (or the loop of collected batches around it) fills from
+        the device every step and that only a logger reads — ``log_metrics(logger, metrics, i)``
+        with a helper whose whole body is ``if logger is not None:``, or ``logger.log_metrics(...)``
+        under ``if logger:`` — is filled from the device only when there is a logger (NRN612):
+        ``metrics = {...} if logger is not None else {}``, ``if logger is not None:
+        metrics.update({...})``. Heuristic (``rules/_lib/hostsync/unlogged.py``): the dict is bound
+        once in the function, as a dict literal, and its every later use in the iteration is a write
+        (``.update(...)``, ``[key] = ...``) or an argument of such a consumer; the guarded statements
+        only read (``.cpu()``, ``.item()``, arithmetic); the logger's name is bound nowhere in the loop.
+        The helper is read in this file or in a project module the file imports.
 
     Why:
         Reading a device value as text is a host sync (``.item()`` copies to the host and waits
@@ -381,6 +419,12 @@ class HostSyncLogging(Rule):
             # porter: NRN603 deliberate: host sync every LOG_INTERVAL steps (logging interval; was every step)
             if step % LOG_INTERVAL == 0:
                 print(f"step {step} loss {loss.item():.4f}")
+
+        NRN612, metrics only a logger reads (``log_metrics`` in utils.py does nothing without one):
+            # porter: NRN612 metrics is read only by log_metrics(...), which does nothing when logger is None: ...
+            metrics = {"loss": loss.cpu(), **loss_vals.cpu()} if logger is not None else {}
+            ...
+            log_metrics(logger, metrics, i)
 
         NRN611, a value refreshed only by the interval branch before it:
             if i % log_interval == 0:
@@ -407,6 +451,11 @@ class HostSyncLogging(Rule):
         NRN611 changes no output either: each step logs the value it logged before, read once per
         interval; it is a review change because an object the loop's names do not show (a buffer
         another call fills in place) could change that value between intervals.
+        NRN612 changes no output with a logger (the same values, read as often as before, so it
+        still syncs every step: choose a logging interval) and logs nothing without one, as before;
+        it is a review change because the consumer is recognised by its shape (a helper of another
+        module is read as the runner listed it), and a ``.cpu()``/``.item()`` that would have raised
+        without a logger no longer runs.
         Statements already under an ``if``
         that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
         ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
@@ -428,6 +477,7 @@ class HostSyncLogging(Rule):
         "NRN607": "per-step logging in a loop with no step counter: review marker",
         "NRN608": "metric logger meters keep device values and read them when they are read (printed): no per-step .item()",
         "NRN611": "a per-step read of a value only an interval branch refreshes, read once in that branch",
+        "NRN612": "metrics read from the device every step only for a logger that may not exist: read only when it does",
     }
     requires_port_context: ClassVar[bool] = True
     order: ClassVar[int] = _ORDER
@@ -464,6 +514,30 @@ class HostSyncLogging(Rule):
                 refreshed_blocks[id(block)] = block
         for block in refreshed_blocks.values():
             self.replace(block, _merge_adjacent(refreshed, into_any_branch=True), None, code="NRN611")
+        guards: set[int] = set()
+        guarded_blocks: dict[int, tuple[cst.CSTNode, int]] = {}
+        for unlogged in analysis.unlogged:
+            self._guard_unlogged(unlogged, guards, guarded_blocks)
+        for block, count in guarded_blocks.values():
+            if count > 1:  # adjacent guards of one block: one `if`
+                self.replace(block, _merge_adjacent(guards), None, code="NRN612")
+
+    def _guard_unlogged(self, plan: Unlogged, created: set[int], blocks: dict[int, tuple[cst.CSTNode, int]]) -> None:
+        """NRN612: the statements reading device values into a dict only a logger reads run when it exists."""
+        code, test = "NRN612", plan.test
+        said = f"{plan.name} is read only by " + "; and by ".join(f"{call}, {why}" for call, why in plan.consumers)
+        marker = f"{MARKER_PREFIX} {code} {said}: its device values are read only when {test} (then as often as before)"
+        for place, statement in enumerate(plan.statements):
+            shown = _describe(statement.body[0], self.context.module)
+            lines = [cst.EmptyLine(indent=True, comment=cst.Comment(marker))] if place == 0 else []
+            if statement is plan.binding:
+                transform = _logger_only_dict(test, lines)
+            else:
+                transform = _under_logger(test, lines, created)
+                block = self.parent(statement)
+                if block is not None:
+                    blocks[id(block)] = (block, blocks.get(id(block), (block, 0))[1] + 1)
+            self.replace(statement, transform, f"{shown} only when {test} ({said})", code=code)
 
     def _read_where_refreshed(self, plan: Refresh, created: set[int]) -> None:
         """NRN611: the per-step read of what the branch refreshes is read in the branch, once."""

@@ -169,3 +169,59 @@ def test_a_read_moved_into_its_refreshing_branch_logs_the_same_value_every_step(
     _run(port, "train", evaluate, lambda values, step: ported.append((step, values["eval"])))
     assert ported == original and len(original) == STEPS
     assert len({value for _, value in original}) == len(range(0, STEPS, 4))  # refreshed every 4 steps
+
+
+UNLOGGED = '''
+import torch
+
+
+def send(sink, values, step):
+    if sink is not None:
+        sink.log_metrics(values, step)
+
+
+def train(model, data, optimizer, sink):
+    for step, (x, y) in enumerate(data):
+        x, y = x.to("cpu"), y.to("cpu")
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        metrics = {"loss": loss.detach().cpu(), "bias": model.bias.sum().item()}
+        metrics["step"] = step
+        send(sink, metrics, step)
+'''
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.logged: list[tuple[int, dict[str, float]]] = []
+
+    def log_metrics(self, values: dict[str, object], step: int) -> None:
+        self.logged.append((step, {key: float(value) for key, value in values.items()}))  # type: ignore[arg-type]
+
+
+def test_metrics_read_only_for_a_logger_are_logged_the_same_and_not_read_without_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NRN612: with a logger, the same values every step; without one, no device value is read."""
+    port = _port(UNLOGGED)
+    assert "} if sink is not None else {}" in port, port
+    original, ported = _Sink(), _Sink()
+    _run(UNLOGGED, "train", original)
+    _run(port, "train", ported)
+    assert ported.logged == original.logged and len(original.logged) == STEPS
+    reads = {"n": 0}
+    item, cpu = torch.Tensor.item, torch.Tensor.cpu
+
+    def counted(real: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            reads["n"] += 1
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(torch.Tensor, "item", counted(item))
+    monkeypatch.setattr(torch.Tensor, "cpu", counted(cpu))
+    _run(UNLOGGED, "train", None)
+    assert reads["n"] == 2 * STEPS  # the original reads both values every step
+    reads["n"] = 0
+    _run(port, "train", None)
+    assert reads["n"] == 0

@@ -347,3 +347,52 @@ def test_an_optimizer_counting_in_a_python_int_built_by_a_helper_of_a_helper_is_
     (src / "lamb.py").write_text(LAMB.replace('group["step"] += 1', 'group["step"] = group["step"] + 1'))
     assert port([src], tmp_path / "out2") == 0  # no longer `+= 1`: not recognised, and not served from the cache
     assert (tmp_path / "out2" / "online_dt.py").read_text() == ONLINE_DT
+
+
+# NRN612: a metrics dict read only by a helper module's logging function (torchrl's cql_offline with its utils.py).
+LOG_HELPERS = '''def log_metrics(logger, metrics, step):
+    if logger is not None:
+        logger.log_metrics(metrics, step)
+
+
+def log_or_print(logger, metrics, step):
+    if logger is not None:
+        logger.log_metrics(metrics, step)
+    else:
+        print(step, metrics)
+'''
+OFFLINE = '''import torch
+
+from utils import log_metrics
+
+
+def train(loss_module, optimizer, buffer, steps, logger=None, device="cuda"):
+    for i in range(steps):
+        loss, parts = loss_module(buffer.sample().to(device))
+        loss.backward()
+        optimizer.step()
+        metrics = {"loss": loss.cpu(), **parts.cpu()}
+        log_metrics(logger, metrics, i)
+'''
+
+
+def test_a_metrics_dict_read_only_by_a_helper_modules_logger_function_is_read_only_with_a_logger(tmp_path: Path) -> None:
+    """The helper is read, in the port too (no CUDA string left: listed because the file reads device
+    values and logs, so a second pass is a fixed point); a helper that prints without a logger reads
+    the dict anyway: left."""
+    src = project(tmp_path / "src", {"utils.py": LOG_HELPERS, "offline.py": OFFLINE})
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "offline.py").read_text()
+    listed = with_local_imports(Options(), str(tmp_path / "out" / "offline.py"), ported.encode()).imports
+    assert [name for name, _path, _digest in listed] == ["utils"]
+    assert ported == OFFLINE.replace('device="cuda"', 'device="neuron"').replace(
+        '        metrics = {"loss": loss.cpu(), **parts.cpu()}\n',
+        "        # porter: NRN612 metrics is read only by log_metrics(...), which does nothing when logger is None: its device"
+        " values are read only when logger is not None (then as often as before)\n"
+        '        metrics = {"loss": loss.cpu(), **parts.cpu()} if logger is not None else {}\n')
+    assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
+    assert (tmp_path / "again" / "offline.py").read_text() == ported
+    printing = OFFLINE.replace("log_metrics", "log_or_print")
+    (src / "offline.py").write_text(printing)
+    assert port([src], tmp_path / "out2") == 0
+    assert (tmp_path / "out2" / "offline.py").read_text() == printing.replace('device="cuda"', 'device="neuron"')

@@ -16,7 +16,9 @@ Listed only for a file that a rule reading imported modules could edit: one with
 literal (``"cuda``/``'cuda``: NRN101 asks whether such an argument of an imported function is a
 device), or one that says ``compile`` and calls a ``.step()`` (NRN416 asks whether an imported
 function returns a torchrl ``HardUpdate``, or an optimizer whose step counts in a Python int, that a
-compiled function steps; for such a file the modules its imported modules import are listed too).
+compiled function steps; for such a file the modules its imported modules import are listed too), or
+one that reads a device value (``.cpu()``/``.item()``), says ``log`` and steps (``.backward(``/``.step(``:
+NRN612 asks whether an imported ``log_metrics(logger, ...)`` does nothing without a logger).
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ def with_local_imports(options: Options, path: str, data: bytes) -> Options:
     """``options`` with ``imports`` set to the project modules ``path`` (holding ``data``) imports."""
     quoted = b"cuda" in data and any(text in data for text in _QUOTED_CUDA)  # most files: one scan
     stepped = b".step()" in data and b"compile" in data
+    logged = (b".cpu()" in data or b".item()" in data) and b"log" in data and (b".backward(" in data or b".step(" in data)
     # one level further only where NRN416 may ask (a helper's factory building a class of its own imports)
-    found = local_imports(path, data, options.max_file_size, further=stepped) if quoted or stepped else ()
+    found = local_imports(path, data, options.max_file_size, further=stepped) if quoted or stepped or logged else ()
     return options if found == options.imports else options.with_changes(imports=found)
 
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import libcst as cst
 
+from porter.engine.imported import imported_module
 from porter.rules._lib.nodes import dotted
+
+if TYPE_CHECKING:
+    from porter.engine.rule import Rule
 
 
 def import_binding(module: cst.Module, name: str) -> tuple[str, str | None, str | None] | None:
@@ -50,3 +56,30 @@ def torch_alias(module: cst.Module) -> str | None:
                 elif alias.asname is None and (dotted(alias.name) or "").startswith("torch."):
                     found = found or "torch"  # import torch.nn binds the name torch
     return found
+
+
+def top_level(module: cst.Module, name: str) -> cst.FunctionDef | cst.ClassDef | None:
+    """The one top-level ``def`` or ``class`` of ``module`` named ``name`` (None: none, or several)."""
+    found = [s for s in module.body if isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == name]
+    return found[0] if len(found) == 1 else None
+
+
+def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module | None, cst.FunctionDef] | None:
+    """The one top-level ``def`` a callee names: (None, it) in this file (a name no import binds), or
+    (the module's tree, it) in a project module the runner listed for the file (``from utils import
+    log_metrics``, ``import helpers; helpers.f``; ``porter.engine.imported``). None otherwise."""
+    module = rule.context.module
+    if isinstance(func, cst.Name) and import_binding(module, func.value) is None:
+        local = top_level(module, func.value)
+        return (None, local) if isinstance(local, cst.FunctionDef) else None
+    if not rule.options.imports:
+        return None
+    for qualified in rule.qualified(func):
+        owner, _, name = qualified.rpartition(".")
+        if not owner or owner.startswith("torch"):
+            continue
+        tree = imported_module(rule.options, owner, defining=name)
+        defined = top_level(tree, name) if tree is not None else None
+        if tree is not None and isinstance(defined, cst.FunctionDef):
+            return tree, defined
+    return None

@@ -16,15 +16,18 @@ from porter.rules._lib.hostsync.model import Site, StepLoop
 from porter.rules._lib.hostsync.refreshed import Refresh, plan_refreshes
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.sites import SiteCollector
+from porter.rules._lib.hostsync.unlogged import Unlogged, plan_unlogged
 
 METER_CODE = "NRN608"  # rules/host_sync.py: HostSyncLogging writes the meter plans
+UNLOGGED_CODE = "NRN612"  # and the guards of metrics read only for a logger
 
 
 @dataclass
 class HostSyncAnalysis(FileAnalysis):
     """Step loops (``loops.py``), their per-step sync sites (``sites.py``), which accumulations
-    stay on the device (``accumulators.py``), which log statements move (``intervals.py``) and which
-    reads move into the interval branch that refreshes what they read (``refreshed.py``)."""
+    stay on the device (``accumulators.py``), which log statements move (``intervals.py``), which
+    reads move into the interval branch that refreshes what they read (``refreshed.py``) and which
+    metrics only a logger reads (``unlogged.py``)."""
 
     index: TreeIndex
     loops: list[StepLoop] = field(default_factory=list)
@@ -33,6 +36,7 @@ class HostSyncAnalysis(FileAnalysis):
     constant_before: bool = False  # insert before the anchor instead
     meters: list[MeterPlan] = field(default_factory=list)  # metric loggers whose meters read tensors later (meters.py)
     refreshes: list[Refresh] = field(default_factory=list)  # reads moved into the branch that refreshes them (refreshed.py)
+    unlogged: list[Unlogged] = field(default_factory=list)  # metrics read only for a logger, guarded by it (unlogged.py)
 
     def of_kind(self, *kinds: str) -> list[Site]:
         return [site for site in self.sites if site.kind in kinds]
@@ -52,5 +56,6 @@ class HostSyncAnalysis(FileAnalysis):
         sites.extend(accumulators.logs_reading_converted())
         # first: a read of what an interval branch refreshes keeps its statement's output every step
         refreshes = plan_refreshes(scope, sites)
+        unlogged = plan_unlogged(scope, loops, sites) if rule.options.selects(UNLOGGED_CODE) else []
         Intervals(scope, sites).decide()
-        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before, meters, refreshes)
+        return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before, meters, refreshes, unlogged)

@@ -1,0 +1,300 @@
+"""Metrics a step loop reads from the device only for a logger that may not exist: read them only when it does.
+
+    metrics_to_log = {"loss": loss.cpu(), **loss_vals.cpu()}
+    ...
+    log_metrics(logger, metrics_to_log, i)     # utils.py: if logger is not None: logger.log_metrics(...)
+
+Every step copies the values to the host (a host sync each), and without a logger nothing reads
+them. The statements that read device values into the dict then run only when there is a logger:
+``metrics_to_log = {...} if logger is not None else {}``, ``if logger is not None:
+metrics_to_log.update({...})``. With a logger the loop logs, and syncs, as before.
+
+When it applies (each condition is what makes the values unread without a logger):
+- a train step loop, or a loop of its function around one (a loop over collected batches around the
+  update loop), binds a name to a dict literal (``M = {...}``) in a statement of its own, in its body or
+  in a ``with`` block there, and no other statement of the function binds that name;
+- every other use of the name is in a statement that runs after it in the same iteration (the rest of
+  its block and of the blocks around it, up to the loop body): ``M.update(...)`` or
+  ``M[key] = value`` as a statement of its own (writes), or the argument of a *consumer* call, made as a
+  statement of its own;
+- a consumer is ``L.method(..., M, ...)`` inside ``if L:`` or ``if L is not None:``, or a call of a
+  function (of this file, or of a project module the file imports: ``from utils import log_metrics``)
+  whose body, docstring aside, is one ``if P is not None:`` or ``if P:`` with no ``else``, with the
+  name ``L`` passed as its parameter ``P``. Every consumer names the same ``L``, bound nowhere in the loop;
+- a statement the rule guards (the binding or a write) reads device values (``.cpu()``, ``.item()``,
+  ``.tolist()``, ``.numpy()``) and only reads (``intervals.reads_only``), so skipping it skips no effect.
+
+A review change: without a logger, the dict holds only what the unguarded writes put in it, and a
+``.cpu()`` or ``.item()`` that would have raised (a tensor of several elements) no longer runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from porter.rules._lib.hostsync.intervals import reads_only
+from porter.rules._lib.hostsync.model import REFRESHED, Site, StepLoop
+from porter.rules._lib.hostsync.scope import FileScope
+from porter.rules._lib.hostsync.syntax import iter_nodes
+from porter.rules._lib.imports import project_function
+from porter.rules._lib.nodes import method_name
+
+UNLOGGED = "unlogged"  # a site in a statement this module guards (rules/host_sync.py writes the guard)
+_DEVICE_READS = frozenset({"cpu", "item", "tolist", "numpy"})
+
+
+@dataclass
+class Unlogged:
+    """Guard ``statements`` (the dict's binding and its writes that read device values) with
+    ``if <test>``; ``claimed`` adds the ones that test already guards (a second pass)."""
+
+    name: str  # the dict
+    test: str  # ``logger is not None`` (``... or checkpoint_path is not None`` with several consumers)
+    consumers: list[tuple[str, str]]  # what reads the dict, and why only when the test holds
+    statements: list[cst.SimpleStatementLine]
+    binding: cst.SimpleStatementLine  # the ``M = {...}`` line (guarded as ``... if <test> else {}``)
+    claimed: list[cst.SimpleStatementLine]
+
+
+def plan_unlogged(scope: FileScope, loops: list[StepLoop], sites: list[Site]) -> list[Unlogged]:
+    """The dicts of train step loops that only a logger reads; the sites in the statements they
+    guard (or the same test already guards) become UNLOGGED. A read that an interval branch
+    refreshes (REFRESHED) is left to that rule."""
+    plans: list[Unlogged] = []
+    for node, function in _training_loops(scope, loops):
+        assert isinstance(node.body, cst.IndentedBlock)  # _training_loops keeps only these
+        for statement, later in _with_what_follows(node.body.body):
+            plan = _plan(scope, node, function, statement, later, sites)
+            if plan is not None:
+                plans.append(plan)
+    claimed = {id(statement) for plan in plans for statement in plan.claimed}
+    for site in sites:
+        if any(id(node) in claimed for node in _ancestors(scope, site.node)):
+            site.kind = UNLOGGED
+    return plans
+
+
+def _training_loops(scope: FileScope, loops: list[StepLoop]) -> list[tuple[cst.For | cst.While, cst.CSTNode]]:
+    """The train step loops and the loops of their function around them (a loop over collected
+    batches around the update loop logs once per batch), each once, with their function (or module)."""
+    found: dict[int, tuple[cst.For | cst.While, cst.CSTNode]] = {}
+    for loop in loops:
+        if loop.kind != "train":
+            continue
+        function: cst.CSTNode = loop.function if loop.function is not None else scope.module
+        current: cst.CSTNode | None = loop.node
+        while current is not None and current is not function:
+            if isinstance(current, (cst.For, cst.While)) and isinstance(current.body, cst.IndentedBlock):
+                found.setdefault(id(current), (current, function))
+            current = scope.parent(current)
+    return list(found.values())
+
+
+def _with_what_follows(body: Sequence[cst.BaseStatement], after: Sequence[cst.BaseStatement] = ()
+                       ) -> Iterator[tuple[cst.BaseStatement, list[cst.BaseStatement]]]:
+    """Each statement of a loop body, and of ``with`` blocks in it, with the statements that run after
+    it in the same iteration (the rest of its block, then the rest of each block around it)."""
+    for place, statement in enumerate(body):
+        rest = [*body[place + 1:], *after]
+        yield statement, rest
+        if isinstance(statement, cst.With) and isinstance(statement.body, cst.IndentedBlock):
+            yield from _with_what_follows(statement.body.body, rest)
+
+
+def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, statement: cst.BaseStatement,
+          later: list[cst.BaseStatement], sites: list[Site]) -> Unlogged | None:
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    binding = statement.body[0]
+    if not (isinstance(binding, cst.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0].target, cst.Name)):
+        return None
+    guarded = _guarded_dict(scope, binding.value)
+    if guarded == "":
+        return None
+    name = binding.targets[0].target.value
+    index = scope.index
+    writes: list[cst.SimpleStatementLine] = []
+    conditions: list[str] = []
+    consumers: list[tuple[str, str]] = []
+    for node in iter_nodes(index, function, into_scopes=True):
+        if not (isinstance(node, cst.Name) and node.value == name and scope.is_variable(node)) or node is binding.targets[0].target:
+            continue
+        if not any(scope.within(node, s) for s in later) or scope.function_of(node) is not scope.function_of(binding):
+            return None  # before the binding, after the loop, or in another function: it reads another value
+        write = _write(scope, node)
+        if write is not None:
+            writes.append(write)
+            continue
+        consumer = _consumer(scope, loop, node)
+        if consumer is None:
+            return None
+        if consumer[0] not in conditions:
+            conditions.append(consumer[0])
+        if consumer[1:] not in consumers:
+            consumers.append(consumer[1:])
+    if not conditions:
+        return None
+    if any(isinstance(n, cst.Name) and n.value in conditions and _binds(scope, n) for n in iter_nodes(index, loop, into_scopes=True)):
+        return None  # a logger that may appear or vanish between the reads and the consumer
+    test = " or ".join(f"{condition} is not None" for condition in conditions)
+    if guarded is not None and guarded != test:
+        return None
+    refreshed = {id(site.statement) for site in sites if site.kind == REFRESHED}
+    reading = [line for line in [statement, *writes] if id(line) not in refreshed and _reads_device(scope, line)]
+    done = [line for line in reading if (line is statement and guarded is not None)
+            or (line is not statement and _under_test(scope, loop, line, test))]
+    todo = [line for line in reading if line not in done]
+    if not reading or not all(reads_only(index, value) for line in todo for value in _guarded_values(line)):
+        return None
+    return Unlogged(name, test, consumers, todo, statement, reading)
+
+
+def _guarded_dict(scope: FileScope, value: cst.BaseExpression) -> str | None:
+    """None for a dict literal; the test's text for ``{...} if <test> else {}`` (this rule's own
+    form); "" for anything else."""
+    if isinstance(value, cst.Dict):
+        return None
+    if isinstance(value, cst.IfExp) and isinstance(value.body, cst.Dict) and isinstance(value.orelse, cst.Dict) and not value.orelse.elements:
+        return scope.code(value.test).strip()
+    return ""
+
+
+def _write(scope: FileScope, node: cst.Name) -> cst.SimpleStatementLine | None:
+    """The statement line of ``M.update(...)`` or ``M[key] = value`` that ``node`` (``M``) starts."""
+    parent = scope.parent(node)
+    if isinstance(parent, cst.Attribute) and parent.attr.value == "update":
+        call = scope.parent(parent)
+        if isinstance(call, cst.Call) and call.func is parent:
+            expr = scope.parent(call)
+            line = scope.parent(expr) if isinstance(expr, cst.Expr) else None
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                return line
+        return None
+    if isinstance(parent, cst.Subscript) and parent.value is node and all(isinstance(e.slice, cst.Index) for e in parent.slice):
+        target = scope.parent(parent)
+        assign = scope.parent(target) if isinstance(target, cst.AssignTarget) else None
+        line = scope.parent(assign) if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None
+        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            return line
+    return None
+
+
+def _consumer(scope: FileScope, loop: cst.For | cst.While, node: cst.Name) -> tuple[str, str, str] | None:
+    """(a name the call needs not None, the call as the marker names it, why) when ``node`` is an
+    argument of a call, made as a statement, that reads nothing without that name: a function whose
+    whole body tests its parameter (``log_metrics(logger, ...)``), or any call under ``if C:`` /
+    ``if C is not None:`` / ``if C and ...:`` in the loop."""
+    arg = scope.parent(node)
+    call = scope.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node else None
+    if not isinstance(call, cst.Call) or not isinstance(scope.parent(call), cst.Expr):
+        return None
+    shown = scope.code(call.func).strip() + "(...)"
+    found = project_function(scope.rule, call.func)
+    if found is not None:
+        parameter = _logger_parameter(found[1])
+        passed = _passed_as(call, found[1], parameter) if parameter is not None else None
+        if passed is not None:
+            return passed, shown, f"which does nothing when {passed} is None"
+    child: cst.CSTNode = call
+    current = scope.parent(call)
+    while current is not None and current is not loop:
+        if isinstance(current, cst.If) and child is current.body:
+            condition = _needed_name(current.test)
+            if condition is not None:
+                return condition, shown, f"under `if {scope.code(current.test).strip()}`"
+        child, current = current, scope.parent(current)
+    return None
+
+
+def _under_test(scope: FileScope, loop: cst.For | cst.While, node: cst.CSTNode, test: str) -> bool:
+    """``node`` is in the body of an ``if <test>:`` of the loop (this rule's guard, a second pass)."""
+    child, current = node, scope.parent(node)
+    while current is not None and current is not loop:
+        if isinstance(current, cst.If) and child is current.body and scope.code(current.test).strip() == test:
+            return True
+        child, current = current, scope.parent(current)
+    return False
+
+
+def _needed_name(test: cst.BaseExpression) -> str | None:
+    """The name a test needs truthy (or not None): ``C``, ``C is not None``, ``C and ...``."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _needed_name(test.left)
+    if isinstance(test, cst.Name) and test.value not in ("True", "False", "None"):
+        return test.value
+    if (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.IsNot) and isinstance(test.comparisons[0].comparator, cst.Name)
+            and test.comparisons[0].comparator.value == "None"):
+        return test.left.value
+    return None
+
+
+def _logger_parameter(function: cst.FunctionDef) -> str | None:
+    """The parameter whose test is the function's whole body (``if logger is not None: ...``)."""
+    if not isinstance(function.body, cst.IndentedBlock) or function.asynchronous is not None or function.decorators:
+        return None
+    body = list(function.body.body)
+    if body and _docstring(body[0]):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], cst.If) or body[0].orelse is not None:
+        return None
+    names = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
+    needed = _needed_name(body[0].test) if not isinstance(body[0].test, cst.BooleanOperation) else None
+    return needed if needed in names else None
+
+
+def _docstring(statement: cst.BaseStatement) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
+
+
+def _passed_as(call: cst.Call, function: cst.FunctionDef, parameter: str) -> str | None:
+    """The name the call passes as ``parameter`` (by position or keyword); None if not a plain name."""
+    if any(arg.star for arg in call.args):
+        return None
+    positional = [*function.params.posonly_params, *function.params.params]
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == parameter:
+            return arg.value.value if isinstance(arg.value, cst.Name) else None
+    plain = [arg for arg in call.args if arg.keyword is None]
+    for place, param in enumerate(positional):
+        if param.name.value == parameter and place < len(plain):
+            value = plain[place].value
+            return value.value if isinstance(value, cst.Name) else None
+    return None
+
+
+def _binds(scope: FileScope, name: cst.Name) -> bool:
+    """``name`` is assigned here (a target of any kind of assignment, loop or ``with ... as``)."""
+    current: cst.CSTNode | None = scope.parent(name)
+    while isinstance(current, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+        current = scope.parent(current)
+    return isinstance(current, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor,
+                                cst.AsName, cst.Global, cst.Nonlocal, cst.Del))
+
+
+def _guarded_values(line: cst.SimpleStatementLine) -> list[cst.BaseExpression]:
+    """What a guarded statement computes: the dict (``M = {...}``), the key and value (``M[k] = v``),
+    the arguments (``M.update(...)``)."""
+    small = line.body[0]
+    if isinstance(small, cst.Assign):
+        target = small.targets[0].target
+        keys = [element.slice.value for element in target.slice if isinstance(element.slice, cst.Index)
+                ] if isinstance(target, cst.Subscript) else []
+        return [*keys, small.value]
+    assert isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)
+    return [arg.value for arg in small.value.args]
+
+
+def _reads_device(scope: FileScope, line: cst.SimpleStatementLine) -> bool:
+    return any(isinstance(n, cst.Call) and method_name(n) in _DEVICE_READS for n in iter_nodes(scope.index, line))
+
+
+def _ancestors(scope: FileScope, node: cst.CSTNode):
+    current: cst.CSTNode | None = node
+    while current is not None:
+        yield current
+        current = scope.parent(current)
