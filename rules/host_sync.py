@@ -398,7 +398,9 @@ class HostSyncLogging(Rule):
         once in the function, as a dict literal, and its every later use in the iteration is a write
         (``.update(...)``, ``[key] = ...``) or an argument of such a consumer; the guarded statements
         only read (``.cpu()``, ``.item()``, arithmetic); the logger's name is bound nowhere in the loop.
-        The helper is read in this file or in a project module the file imports.
+        The helper is read in this file or in a project module the file imports. A value such a
+        statement shares with a log that moves (``loss_val = loss.item()`` also shown by
+        ``pbar.set_postfix``) stays on the device and is read there with ``.item()``.
 
     Why:
         Reading a device value as text is a host sync (``.item()`` copies to the host and waits

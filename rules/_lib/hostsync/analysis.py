@@ -57,5 +57,5 @@ class HostSyncAnalysis(FileAnalysis):
         # first: a read of what an interval branch refreshes keeps its statement's output every step
         refreshes = plan_refreshes(scope, sites)
         unlogged = plan_unlogged(scope, loops, sites) if rule.options.selects(UNLOGGED_CODE) else []
-        Intervals(scope, sites).decide()
+        Intervals(scope, sites, [line for plan in unlogged for line in plan.claimed]).decide()
         return cls(scope.index, loops, sites, finder.constant_anchor, finder.constant_before, meters, refreshes, unlogged)

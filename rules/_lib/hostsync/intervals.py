@@ -7,7 +7,8 @@ what must move with it?
   ``name = <tensor expr>.item()``, and read only by logging statements that move, it becomes a
   *feeder*: the assignment keeps the tensor (``.detach()``) and each read in the log becomes
   ``name.item()`` (the same value, read when logged). Otherwise the log stays where it is and is
-  marked (a residual sync).
+  marked (a residual sync). A read in a statement NRN612 runs only with a logger (``unlogged.py``)
+  counts as a log's read: it becomes ``name.item()`` there too, no more often than before.
 - A *running mean*: an accumulator kept on the device, logged and then reset in the same block
   (``log(train_loss); train_loss = 0.0``), is logged as its mean over the interval: the reset
   moves into the interval branch, a step count (``train_loss_steps``) counts the steps summed,
@@ -16,6 +17,8 @@ what must move with it?
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import libcst as cst
 
@@ -38,7 +41,7 @@ from porter.rules._lib.nodes import method_name
 _READERS = frozenset(
     {"item", "detach", "cpu", "float", "mean", "sum", "tolist", "numpy", "get_last_lr", "size", "numel", "max", "min", "norm", "std"}
 )
-_PURE_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "dict", "str"})
+_PURE_BUILTINS = frozenset({"float", "int", "round", "len", "abs", "dict", "str", "isinstance"})
 
 
 def reads_only(index: TreeIndex, value: cst.BaseExpression) -> bool:
@@ -55,11 +58,17 @@ def reads_only(index: TreeIndex, value: cst.BaseExpression) -> bool:
 
 
 class Intervals:
-    def __init__(self, scope: FileScope, sites: list[Site]) -> None:
+    def __init__(self, scope: FileScope, sites: list[Site], logger_only: Sequence[cst.CSTNode] = ()) -> None:
         self.scope = scope
         self.index = scope.index
         self.sites = sites
         self.shared: dict[int, Feeder] = {}  # one feeder per assignment, whichever logs read it
+        # statements NRN612 runs only with a logger (unlogged.py): a feeder's read there is read
+        # with .item() too, and runs no more often than before
+        self.logger_only = logger_only
+
+    def _in_logger_only(self, node: cst.CSTNode) -> bool:
+        return any(self.scope.within(node, statement) for statement in self.logger_only)
 
     def decide(self) -> None:
         self._carry_assignments()
@@ -77,7 +86,8 @@ class Intervals:
             moving = [site for site in logs if site.kind == LOG]
             for site in moving:
                 for feeder in site.feeders:
-                    if not all(any(self.scope.within(read, log.node) for log in moving) for read in feeder.reads):
+                    if not all(any(self.scope.within(read, log.node) for log in moving) or self._in_logger_only(read)
+                               for read in feeder.reads):
                         self._keep(site, f"it prints a value that another logging statement reads {site.loop.every}")
                         changed = True
                         break
@@ -189,6 +199,7 @@ class Intervals:
             return None
         function: cst.CSTNode = loop.function if loop.function is not None else loop.node
         moving = [log.node for log in logs if log.loop is loop]
+        elsewhere: list[cst.Name] = []  # reads in statements only a logger's presence runs
         for node in iter_nodes(self.index, function):
             if not isinstance(node, cst.Name) or node.value != name:
                 continue
@@ -199,10 +210,13 @@ class Intervals:
                 continue
             if isinstance(parent, cst.Attribute) and parent.attr is node:
                 continue
+            if self._in_logger_only(node):
+                elsewhere.append(node)
+                continue
             if not any(self.scope.within(node, log) for log in moving):
                 return None
         assert isinstance(source.statement, cst.SimpleStatementLine)
-        return Feeder(source.statement, value)
+        return Feeder(source.statement, value, elsewhere)
 
     def _changed_in_place(self, name: str, loop: StepLoop) -> bool:
         for node in iter_nodes(self.index, loop.node.body):

@@ -24,6 +24,11 @@ When it applies (each condition is what makes the values unread without a logger
 - a statement the rule guards (the binding or a write) reads device values (``.cpu()``, ``.item()``,
   ``.tolist()``, ``.numpy()``) and only reads (``intervals.reads_only``), so skipping it skips no effect.
 
+A value read both by such a statement and by a log that moves under the logging interval
+(``loss_val = loss.item()`` shown by ``pbar.set_postfix`` every step and put in the dict) becomes a
+feeder of that log (``intervals.py``): it stays on the device, and the guarded statement reads it
+with ``.item()`` as the log does.
+
 A review change: without a logger, the dict holds only what the unguarded writes put in it, and a
 ``.cpu()`` or ``.item()`` that would have raised (a tensor of several elements) no longer runs.
 """
@@ -64,10 +69,15 @@ def plan_unlogged(scope: FileScope, loops: list[StepLoop], sites: list[Site]) ->
     guard (or the same test already guards) become UNLOGGED. A read that an interval branch
     refreshes (REFRESHED) is left to that rule."""
     plans: list[Unlogged] = []
+    names: dict[int, dict[str, list[cst.Name]]] = {}  # per function: its variables' every use, one walk
     for node, function in _training_loops(scope, loops):
         assert isinstance(node.body, cst.IndentedBlock)  # _training_loops keeps only these
         for statement, later in _with_what_follows(node.body.body):
-            plan = _plan(scope, node, function, statement, later, sites)
+            if not _dict_binding(statement):
+                continue
+            if id(function) not in names:
+                names[id(function)] = _uses(scope, function)
+            plan = _plan(scope, node, statement, later, sites, names[id(function)])
             if plan is not None:
                 plans.append(plan)
     claimed = {id(statement) for plan in plans for statement in plan.claimed}
@@ -104,13 +114,29 @@ def _with_what_follows(body: Sequence[cst.BaseStatement], after: Sequence[cst.Ba
             yield from _with_what_follows(statement.body.body, rest)
 
 
-def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, statement: cst.BaseStatement,
-          later: list[cst.BaseStatement], sites: list[Site]) -> Unlogged | None:
+def _dict_binding(statement: cst.BaseStatement) -> bool:
+    """``M = {...}`` (or this rule's ``M = {...} if <test> else {}``), alone on its line."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
+        return False
+    small = statement.body[0]
+    return (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            and isinstance(small.value, (cst.Dict, cst.IfExp)))
+
+
+def _uses(scope: FileScope, function: cst.CSTNode) -> dict[str, list[cst.Name]]:
+    """Every variable name of ``function`` (nested scopes included), by name."""
+    found: dict[str, list[cst.Name]] = {}
+    for node in iter_nodes(scope.index, function, into_scopes=True):
+        if isinstance(node, cst.Name) and scope.is_variable(node):
+            found.setdefault(node.value, []).append(node)
+    return found
+
+
+def _plan(scope: FileScope, loop: cst.For | cst.While, statement: cst.BaseStatement, later: list[cst.BaseStatement],
+          sites: list[Site], uses: dict[str, list[cst.Name]]) -> Unlogged | None:
+    assert isinstance(statement, cst.SimpleStatementLine)
     binding = statement.body[0]
-    if not (isinstance(binding, cst.Assign) and len(binding.targets) == 1 and isinstance(binding.targets[0].target, cst.Name)):
-        return None
+    assert isinstance(binding, cst.Assign) and isinstance(binding.targets[0].target, cst.Name)
     guarded = _guarded_dict(scope, binding.value)
     if guarded == "":
         return None
@@ -119,8 +145,8 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, st
     writes: list[cst.SimpleStatementLine] = []
     conditions: list[str] = []
     consumers: list[tuple[str, str]] = []
-    for node in iter_nodes(index, function, into_scopes=True):
-        if not (isinstance(node, cst.Name) and node.value == name and scope.is_variable(node)) or node is binding.targets[0].target:
+    for node in uses.get(name, ()):
+        if node is binding.targets[0].target:
             continue
         if not any(scope.within(node, s) for s in later) or scope.function_of(node) is not scope.function_of(binding):
             return None  # before the binding, after the loop, or in another function: it reads another value
