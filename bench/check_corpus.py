@@ -352,8 +352,6 @@ minari.delete_dataset(DATASET)
 
 
 RECIPES: dict[str, Recipe] = {
-    **{f"torchtune-0.6.1/recipes/{name}.py": Recipe(needs=_TORCHTUNE) for name in (
-        "dev/lora_finetune_distributed_multi_dataset", "lora_finetune_single_device")},
     # The published 0.6.1 wheel has no torchtune/dev package: the recipe imports torchtune.dev.grpo.rewards
     # (grpo_full_finetune_distributed.py:24) and its GSM8K data and reward code from there.
     "torchtune-0.6.1/recipes/dev/grpo_full_finetune_distributed.py": Recipe(
@@ -378,6 +376,27 @@ RECIPES: dict[str, Recipe] = {
         _TORCHTUNE_LORA_DIST, make=_TORCHTUNE_MAKE, nproc=2,
         why="the project's multi-device Qwen2.5 LoRA config on 2 ranks, the synthetic files of "
             "full_finetune_single_device (see _TORCHTUNE_LORA); compile=True (see _TORCHTUNE_COMMON)"),
+    # The multi-dataset LoRA recipe (torchdata nodes, dev/): its only config in the archive is a Llama 3.2
+    # Vision one (dev/11B_lora_multi_dataset.yaml, image datasets from the Hub); it reads the keys of
+    # lora_finetune_distributed.py but `dataloader` and a `datasets` list (each entry: load_hf_dataset's
+    # arguments, a message `transform` and a `weight`; lora_finetune_distributed_multi_dataset.py:586-628).
+    # So the project's multi-device Qwen2.5 LoRA config of lora_finetune_distributed (put beside the script, as
+    # for early-exit below), with two weighted
+    # entries of the same synthetic Alpaca JSON (AlpacaToMessages, the transform alpaca_dataset uses) mixed by
+    # the recipe's get_multi_dataset; no worker processes or pinned memory (a CPU run).
+    "torchtune-0.6.1/recipes/dev/lora_finetune_distributed_multi_dataset.py": Recipe(
+        (*_TORCHTUNE_LORA_DIST, "dataloader.shuffle=True", "dataloader.collate_fn=torchtune.data.padded_collate_sft",
+         "dataloader.parallel_method=thread", "dataloader.num_workers=0", "dataloader.pin_memory=False",
+         "dataloader.prefetch_factor=2",
+         "datasets=[" + ", ".join(
+             "{source: json, data_files: {data}/alpaca.json, split: train, name: %s, "
+             "transform: {_component_: torchtune.data.AlpacaToMessages}, weight: %s}" % (name, weight)
+             for name, weight in (("first", "1.0"), ("second", "0.5"))) + "]"),
+        make=_TORCHTUNE_MAKE, nproc=2, beside=(("recipes/configs/qwen2_5/0.5B_lora.yaml", "configs/qwen2_5/0.5B_lora.yaml"),),
+        why="the project's multi-device Qwen2.5 LoRA config of lora_finetune_distributed beside the script, on 2 ranks, with a `datasets` "
+            "list of two weighted Alpaca JSON entries and a thread `dataloader` in place of its Vision config's image "
+            "datasets (the synthetic files of full_finetune_single_device, see _TORCHTUNE_MAKE); compile=True (see "
+            "_TORCHTUNE_COMMON)"),
     # Early-exit finetune: the archive ships no config for it (configs/dev has none); it reads the keys of
     # full_finetune_distributed.py (early_exit_loss and layer_dropout through cfg.get,
     # early_exit_finetune_distributed.py:245-257), so the project's multi-device Qwen2.5 full config, put beside
