@@ -389,8 +389,8 @@ RECIPES: dict[str, Recipe] = {
          "dataloader.parallel_method=thread", "dataloader.num_workers=0", "dataloader.pin_memory=False",
          "dataloader.prefetch_factor=2",
          "datasets=[" + ", ".join(
-             "{source: json, data_files: {data}/alpaca.json, split: train, name: %s, "
-             "transform: {_component_: torchtune.data.AlpacaToMessages}, weight: %s}" % (name, weight)
+             "{source: json, data_files: {data}/alpaca.json, split: train, name: " + name
+             + ", transform: {_component_: torchtune.data.AlpacaToMessages}, weight: " + weight + "}"
              for name, weight in (("first", "1.0"), ("second", "0.5"))) + "]"),
         make=_TORCHTUNE_MAKE, nproc=2, beside=(("recipes/configs/qwen2_5/0.5B_lora.yaml", "configs/qwen2_5/0.5B_lora.yaml"),),
         why="the project's multi-device Qwen2.5 LoRA config of lora_finetune_distributed beside the script, on 2 ranks, with a `datasets` "

@@ -12,6 +12,7 @@ other NRN6xx marker names a sync left for a person to remove.
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import libcst as cst
@@ -156,13 +157,18 @@ def _logger_only_dict(test: str, marker: list[cst.EmptyLine]):
 
 
 def _under_logger(test: str, marker: list[cst.EmptyLine], created: set[int]):
-    """A statement -> ``if <test>:`` holding it (its comment lines and ``marker`` above the ``if``)."""
+    """A statement -> ``if <test>:`` holding it, ``marker`` above the ``if``; the statement's own
+    comment lines go above the ``if`` too, but ``# porter:`` lines (another rule's marker, a user's
+    ``ignore[...]``) stay on the statement they are about (a second pass finds them there)."""
     condition = cst.parse_expression(test)
 
     def transform(updated: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(updated, cst.SimpleStatementLine)
-        branch = cst.If(test=condition, body=cst.IndentedBlock(body=[updated.with_changes(leading_lines=())]),
-                        leading_lines=[*updated.leading_lines, *marker])
+        lines = list(updated.leading_lines)
+        first = next((i for i, line in enumerate(lines) if line.comment is not None
+                      and line.comment.value.startswith(MARKER_PREFIX)), len(lines))
+        inner = updated.with_changes(leading_lines=[line.with_changes(indent=True) for line in lines[first:]])
+        branch = cst.If(test=condition, body=cst.IndentedBlock(body=[inner]), leading_lines=[*lines[:first], *marker])
         created.add(id(branch))
         return branch
 
@@ -181,8 +187,12 @@ def _taken_into(carried: list[cst.BaseStatement]):
     return transform
 
 
+_OWN_MARKER = re.compile(r"#\s*porter:\s*NRN\d{3}\b")
+
+
 def _is_marker(line: cst.EmptyLine) -> bool:
-    return line.comment is not None and line.comment.value.startswith(MARKER_PREFIX)
+    """A marker a porter rule wrote (``# porter: NRN603 ...``), not a user's ``# porter: ignore[...]``."""
+    return line.comment is not None and bool(_OWN_MARKER.match(line.comment.value))
 
 
 def _merge_adjacent(created: set[int], *, into_any_branch: bool = False):
@@ -532,14 +542,14 @@ class HostSyncLogging(Rule):
         for place, statement in enumerate(plan.statements):
             shown = _describe(statement.body[0], self.context.module)
             lines = [cst.EmptyLine(indent=True, comment=cst.Comment(marker))] if place == 0 else []
+            message = f"{shown} only when {test} ({said})"
             if statement is plan.binding:
-                transform = _logger_only_dict(test, lines)
-            else:
-                transform = _under_logger(test, lines, created)
-                block = self.parent(statement)
-                if block is not None:
-                    blocks[id(block)] = (block, blocks.get(id(block), (block, 0))[1] + 1)
-            self.replace(statement, transform, f"{shown} only when {test} ({said})", code=code)
+                self.replace(statement, _logger_only_dict(test, lines), message, code=code)
+                continue
+            block = self.parent(statement)
+            if block is not None:
+                blocks[id(block)] = (block, blocks.get(id(block), (block, 0))[1] + 1)
+            self.replace(statement, _under_logger(test, lines, created), message, code=code, wraps=True)
 
     def _read_where_refreshed(self, plan: Refresh, created: set[int]) -> None:
         """NRN611: the per-step read of what the branch refreshes is read in the branch, once."""

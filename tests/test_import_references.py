@@ -86,3 +86,25 @@ def test_reference_count_covers_libcst_accesses() -> None:
                 assert not missing, (module.code_for_node(node), bound)
                 answered += 1
     assert answered > 200
+
+
+def test_still_read_entering_only_the_rebuilt_nodes_answers_as_a_whole_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``still_read`` with the original's index skips the kept subtrees that held none of the names:
+    on every fixture and sample that drops an import, the same names as a walk of the whole module."""
+    from porter.engine import core, imports
+    from porter.engine.options import Options
+
+    asked = []
+    real = imports.still_read
+
+    def both(module: cst.Module, specs, tree=None):  # type: ignore[no-untyped-def]
+        specs = list(specs)
+        fast = real(module, specs, tree)
+        assert tree is not None and fast == real(module, specs)
+        asked.append(fast)
+        return fast
+
+    monkeypatch.setattr(core, "still_read", both)
+    for path in SOURCES:
+        core.port_source(path.read_bytes(), str(path), Options(all_files=True))
+    assert len(asked) > 20 and any(asked)  # many drops, and some imports an edit spelled again

@@ -396,3 +396,15 @@ def test_a_metrics_dict_read_only_by_a_helper_modules_logger_function_is_read_on
     (src / "offline.py").write_text(printing)
     assert port([src], tmp_path / "out2") == 0
     assert (tmp_path / "out2" / "offline.py").read_text() == printing.replace('device="cuda"', 'device="neuron"')
+
+
+def test_a_package_is_read_before_a_module_of_the_same_name(tmp_path: Path) -> None:
+    """``utils/__init__.py`` beside ``utils.py``: Python imports the package, so porter reads that one
+    (here its log_metrics always prints: the metrics dict is read without a logger too, and stays)."""
+    src = project(tmp_path / "src", {"utils.py": LOG_HELPERS, "utils/__init__.py": LOG_HELPERS.replace(
+        "def log_or_print", "def other").replace("def log_metrics", "def log_or_print").replace("def other", "def log_metrics"),
+        "offline.py": OFFLINE})
+    listed = local_imports(str(src / "offline.py"), OFFLINE.encode(), 1 << 20)
+    assert [(name, os.path.relpath(path, src)) for name, path, _digest in listed] == [("utils", os.path.join("utils", "__init__.py"))]
+    assert port([src], tmp_path / "out") == 0
+    assert (tmp_path / "out" / "offline.py").read_text() == OFFLINE.replace('device="cuda"', 'device="neuron"')

@@ -12,6 +12,7 @@ when it accepted the original, else by libcst).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -244,7 +245,7 @@ def _port_module(
     unused = unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
     unused = [edit for edit in unused if backends.holding(edit.target, tree.parents) is None]
     new_module = wrapper.module.visit(_EditApplier([*edits, *unused], tree.parents))
-    if unused and (read := still_read(new_module, (spec for _, spec in candidates))):
+    if unused and (read := still_read(new_module, (spec for _, spec in candidates), tree)):
         # an edit spelled a dropped import's name again: keep that import (see still_read)
         candidates = [(code, spec) for code, spec in candidates if bound_name(spec) not in read]
         unused = unsuppressed.edits(unused_import_edits(metadata, collector.found, candidates, edits, tree))
@@ -514,6 +515,10 @@ class _EditApplier(cst.CSTTransformer):
         before: list[cst.BaseStatement] = []
         after: list[cst.BaseStatement] = []
         comments: list[str] = []
+        if any(edit.wraps for edit in edits) and isinstance(node, _STATEMENTS):
+            # a wrapping transform keeps the statement's markers on it (Edit.wraps): add them first
+            node = _with_comments(node, list(dict.fromkeys(c for edit in edits for c in edit.comments)))
+            edits = [edit if not edit.comments else dataclasses.replace(edit, comments=()) for edit in edits]
         for edit in edits:
             if edit.transform is not None and isinstance(node, cst.CSTNode) and not removed:
                 node = self._transform(edit, node, inner, self.call_counts)

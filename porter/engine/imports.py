@@ -18,7 +18,7 @@ in it, as long as no function nested in it imports the name again.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import libcst as cst
@@ -305,10 +305,17 @@ def bound_name(spec: ImportSpec) -> str:
 
 
 class _NamesRead(cst.CSTVisitor):
-    """The names a module still reads, over-counted (a local of the same name counts too)."""
+    """The names a module still reads, over-counted (a local of the same name counts too).
+    ``skip``: a node of the original tree none of whose names is wanted (its subtree cannot add one)."""
 
-    def __init__(self, wanted: set[str]) -> None:
+    def __init__(self, wanted: set[str], skip: Callable[[cst.CSTNode], bool] | None = None) -> None:
         self.wanted, self.found = wanted, set[str]()
+        self.skip = skip
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.skip is not None and self.skip(node):
+            return False
+        return super().on_visit(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self.wanted:
@@ -329,14 +336,33 @@ class _NamesRead(cst.CSTVisitor):
         return False
 
 
-def still_read(module: cst.Module, specs: Iterable[ImportSpec]) -> set[str]:
+def still_read(module: cst.Module, specs: Iterable[ImportSpec], tree: TreeIndex | None = None) -> set[str]:
     """The bound names of ``specs`` the ported module still reads. An import is dropped when the
     edits replaced every access of its name, but an edit's output may spell the name again
-    (``GradScaler()`` -> ``GradScaler("neuron")``): this check of the result keeps such imports."""
+    (``GradScaler()`` -> ``GradScaler("neuron")``): this check of the result keeps such imports.
+
+    ``tree``: the original's index. The port keeps every node it did not rebuild (the same objects),
+    so a kept node whose subtree held none of the names in the original is not entered: the same
+    answer as a walk of the whole module, at the cost of the rebuilt part and the names' paths."""
     wanted = {bound_name(spec) for spec in specs}
     if not wanted:
         return set()
-    visitor = _NamesRead(wanted)
+    skip = None
+    if tree is not None:
+        parents = tree.parents
+        holding: set[int] = set()  # the original nodes with a wanted name in their subtree
+        for name in tree.find(tree.root, cst.Name):
+            current: cst.CSTNode | None = name
+            if name.value not in wanted:  # type: ignore[attr-defined]
+                continue
+            while current is not None and id(current) not in holding:
+                holding.add(id(current))
+                current = parents.get(current)
+
+        def skip(node: cst.CSTNode) -> bool:  # an original node (the root is rebuilt whenever there is an edit)
+            return node in parents and id(node) not in holding
+
+    visitor = _NamesRead(wanted, skip)
     module.visit(visitor)
     return visitor.found
 

@@ -65,6 +65,10 @@ class Edit:
     # The transform removes calls on purpose (``scaler.scale(loss)`` -> ``loss``); any other
     # transform that loses a call is refused by the engine (it would drop part of an expression).
     drops_calls: bool = False
+    # The transform wraps the statement in one that holds it (``if c:`` around it): the markers other
+    # edits put on the statement are added before the transform runs, so it can keep them on the
+    # statement it holds, where a second pass looks for them.
+    wraps: bool = False
 
 
 @dataclass
@@ -342,16 +346,19 @@ class Rule(cst.BatchableCSTVisitor):
         safety: Safety | None = None,
         imports: Sequence[ImportSpec] = (),
         drops_calls: bool = False,
+        wraps: bool = False,
     ) -> None:
         """Replace ``node``. ``new`` is a node, or a function of the updated node (preferred).
 
         ``message=None`` records no Change (for a helper edit that belongs to another change).
         ``drops_calls``: the replacement removes calls deliberately; without it the engine refuses
         a replacement of an expression that has fewer calls than the node it replaces.
+        ``wraps``: ``new`` puts the statement inside another (``Edit.wraps``): it is handed the
+        statement with the other edits' markers already above it.
         """
         used = self._record(node, message, code, safety, Kind.EDIT, imports)
         transform: NodeTransform = new if callable(new) else (lambda _updated, _new=new: _new)  # type: ignore[misc]
-        self._edit(node, used, transform=transform, imports=tuple(imports), drops_calls=drops_calls)
+        self._edit(node, used, transform=transform, imports=tuple(imports), drops_calls=drops_calls, wraps=wraps)
 
     def remove_statement(
         self,

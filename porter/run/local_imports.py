@@ -175,10 +175,11 @@ def _find(spelled: str, folder: str) -> str | None:
     if not parts:
         return os.path.join(base, "__init__.py") if _entries(base).get("__init__.py") == "file" else None
     last = parts[-1]
-    if _entries(base).get(last + ".py") == "file":
-        return os.path.join(base, last + ".py")
+    # a package before a module of the same name, as Python's path finder looks (FileFinder.find_spec)
     if _entries(base).get(last) == "dir" and _entries(os.path.join(base, last)).get("__init__.py") == "file":
         return os.path.join(base, last, "__init__.py")
+    if _entries(base).get(last + ".py") == "file":
+        return os.path.join(base, last + ".py")
     return None
 
 

@@ -8,8 +8,10 @@ import libcst as cst
 
 from porter.engine.imported import imported_module
 from porter.rules._lib.nodes import dotted
+from porter.rules._lib.tree import child_index
 
 if TYPE_CHECKING:
+    from porter.engine.fastcst.walk import TreeIndex
     from porter.engine.rule import Rule
 
 
@@ -67,19 +69,71 @@ def top_level(module: cst.Module, name: str) -> cst.FunctionDef | cst.ClassDef |
 def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module | None, cst.FunctionDef] | None:
     """The one top-level ``def`` a callee names: (None, it) in this file (a name no import binds), or
     (the module's tree, it) in a project module the runner listed for the file (``from utils import
-    log_metrics``, ``import helpers; helpers.f``; ``porter.engine.imported``). None otherwise."""
+    log_metrics``, ``import helpers; helpers.f``; ``porter.engine.imported``). None otherwise, and
+    where the name may hold something else: a callee libcst resolves to several names (imports in
+    branches), or a plain name the file binds anywhere but by that ``def`` or that import (a
+    parameter, an assignment, a second ``def``, a ``global``)."""
     module = rule.context.module
-    if isinstance(func, cst.Name) and import_binding(module, func.value) is None:
-        local = top_level(module, func.value)
-        return (None, local) if isinstance(local, cst.FunctionDef) else None
+    if isinstance(func, cst.Name):
+        binders = name_binders(rule, func.value)
+        if import_binding(module, func.value) is None:
+            local = top_level(module, func.value)
+            if not isinstance(local, cst.FunctionDef) or binders != [local.name]:
+                return None
+            return None, local
+        if len(binders) != 1:
+            return None
     if not rule.options.imports:
         return None
-    for qualified in rule.qualified(func):
-        owner, _, name = qualified.rpartition(".")
-        if not owner or owner.startswith("torch"):
+    qualified = rule.qualified(func)
+    if len(qualified) != 1:
+        return None
+    owner, _, name = next(iter(qualified)).rpartition(".")
+    if not owner or owner.startswith("torch"):
+        return None
+    tree = imported_module(rule.options, owner, defining=name)
+    defined = top_level(tree, name) if tree is not None else None
+    return (tree, defined) if tree is not None and isinstance(defined, cst.FunctionDef) else None
+
+
+_BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.Param, cst.For, cst.CompFor, cst.AsName,
+            cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Del, cst.NameItem)
+
+
+def name_binders(rule: Rule, name: str) -> list[cst.CSTNode]:
+    """The ``Name`` nodes of the file, in any scope, that bind ``name`` (as a target of any kind of
+    assignment, a parameter, a ``def``/``class`` name, an import's name, ``global``/``nonlocal``, ``del``)."""
+    index = child_index(rule)
+    found: list[cst.CSTNode] = []
+    for node in index.find(index.root, cst.Name):
+        if node.value != name:  # type: ignore[attr-defined]
             continue
-        tree = imported_module(rule.options, owner, defining=name)
-        defined = top_level(tree, name) if tree is not None else None
-        if tree is not None and isinstance(defined, cst.FunctionDef):
-            return tree, defined
-    return None
+        current = index.parents.get(node)
+        while isinstance(current, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            current = index.parents.get(current)
+        if isinstance(current, _BINDERS):
+            if isinstance(current, cst.ImportAlias) and current.asname is not None:
+                continue  # `import m.name as other`: the alias binds, not the name
+            if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current.name is not node:
+                continue
+            if isinstance(current, cst.Param) and current.name is not node:
+                continue  # a default or an annotation reads it
+            if isinstance(current, (cst.For, cst.CompFor)) and not _within(index, node, current.target):
+                continue
+            if isinstance(current, cst.AnnAssign) and current.target is not node:
+                continue
+            if isinstance(current, cst.AugAssign) and current.target is not node:
+                continue
+            if isinstance(current, cst.NamedExpr) and current.target is not node:
+                continue
+            found.append(node)
+    return found
+
+
+def _within(index: TreeIndex, node: cst.CSTNode, root: cst.CSTNode) -> bool:
+    current: cst.CSTNode | None = node
+    while current is not None:
+        if current is root:
+            return True
+        current = index.parents.get(current)
+    return False

@@ -17,10 +17,12 @@ When it applies (each condition is what makes the values unread without a logger
   its block and of the blocks around it, up to the loop body): ``M.update(...)`` or
   ``M[key] = value`` as a statement of its own (writes), or the argument of a *consumer* call, made as a
   statement of its own;
-- a consumer is ``L.method(..., M, ...)`` inside ``if L:`` or ``if L is not None:``, or a call of a
-  function (of this file, or of a project module the file imports: ``from utils import log_metrics``)
-  whose body, docstring aside, is one ``if P is not None:`` or ``if P:`` with no ``else``, with the
-  name ``L`` passed as its parameter ``P``. Every consumer names the same ``L``, bound nowhere in the loop;
+- a consumer is a call of a function (of this file, or of a project module the file imports: ``from
+  utils import log_metrics``) whose body, docstring aside, is one ``if P is not None:`` or ``if P:``
+  with no ``else``, with a name ``L`` passed as its parameter ``P``; or any call in the body of an
+  ``if L:``, ``if L is not None:`` or ``if L and ...:`` of the loop (``logger.log_metrics(M, i)``,
+  ``save(ckpt, metrics=M)`` under ``if ckpt and i % every == 0``). The guard is ``L is not None`` for
+  the one name, ``L1 is not None or L2 is not None`` for several;
 - a statement the rule guards (the binding or a write) reads device values (``.cpu()``, ``.item()``,
   ``.tolist()``, ``.numpy()``) and only reads (``intervals.reads_only``), so skipping it skips no effect.
 
@@ -29,8 +31,13 @@ A value read both by such a statement and by a log that moves under the logging 
 feeder of that log (``intervals.py``): it stays on the device, and the guarded statement reads it
 with ``.item()`` as the log does.
 
-A review change: without a logger, the dict holds only what the unguarded writes put in it, and a
-``.cpu()`` or ``.item()`` that would have raised (a tensor of several elements) no longer runs.
+The names the guard tests are bound nowhere in the loop (no assignment, import, ``def``, loop target...)
+and declared ``global``/``nonlocal`` nowhere in the file (a function the loop calls could set them); a
+helper callee is a name bound only by its ``def`` or its import (``rules/_lib/imports.project_function``).
+
+A review change: without a logger, the dict holds only what the unguarded writes put in it, and what
+a guarded statement would have raised no longer happens (``.item()`` of a tensor of several elements,
+a division by zero, a missing key).
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from porter.rules._lib.hostsync.intervals import reads_only
 from porter.rules._lib.hostsync.model import REFRESHED, Site, StepLoop
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.syntax import iter_nodes
-from porter.rules._lib.imports import project_function
+from porter.rules._lib.imports import name_binders, project_function
 from porter.rules._lib.nodes import method_name
 
 UNLOGGED = "unlogged"  # a site in a statement this module guards (rules/host_sync.py writes the guard)
@@ -163,8 +170,10 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, statement: cst.BaseStatem
             consumers.append(consumer[1:])
     if not conditions:
         return None
-    if any(isinstance(n, cst.Name) and n.value in conditions and _binds(scope, n) for n in iter_nodes(index, loop, into_scopes=True)):
-        return None  # a logger that may appear or vanish between the reads and the consumer
+    for condition in conditions:
+        for binder in name_binders(scope.rule, condition):
+            if scope.within(binder, loop) or isinstance(scope.parent(binder), cst.NameItem):
+                return None  # a logger that may appear or vanish between the reads and the consumer
     test = " or ".join(f"{condition} is not None" for condition in conditions)
     if guarded is not None and guarded != test:
         return None
@@ -291,15 +300,6 @@ def _passed_as(call: cst.Call, function: cst.FunctionDef, parameter: str) -> str
             value = plain[place].value
             return value.value if isinstance(value, cst.Name) else None
     return None
-
-
-def _binds(scope: FileScope, name: cst.Name) -> bool:
-    """``name`` is assigned here (a target of any kind of assignment, loop or ``with ... as``)."""
-    current: cst.CSTNode | None = scope.parent(name)
-    while isinstance(current, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-        current = scope.parent(current)
-    return isinstance(current, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.NamedExpr, cst.For, cst.CompFor,
-                                cst.AsName, cst.Global, cst.Nonlocal, cst.Del))
 
 
 def _guarded_values(line: cst.SimpleStatementLine) -> list[cst.BaseExpression]:
