@@ -11,7 +11,7 @@ from porter.engine.astcheck import SourceFacts
 from porter.engine.changes import Safety
 from porter.engine.rule import Rule
 from porter.rules._lib.hostsync.model import CONSTANT
-from porter.rules._lib.nodes import dotted
+from porter.rules._lib.nodes import dotted, is_docstring
 
 ENV_NAME = "HF_DEACTIVATE_ASYNC_LOAD"
 # Importing any of these imports transformers.
@@ -62,7 +62,7 @@ def _leading_imports(module: cst.Module) -> tuple[int, int]:
     docstring. The engine adds the imports a port needs at the end of this block (libcst's
     AddImportsVisitor), so code placed after it runs after every import, old or added."""
     body = module.body
-    start = 1 if body and _docstring(body[0]) else 0
+    start = 1 if body and is_docstring(body[0]) else 0
     end = start
     while end < len(body) and _import_line(body[end]):
         end += 1
@@ -78,15 +78,6 @@ def _interval_constant(statement: cst.CSTNode) -> bool:
         and isinstance(small.targets[0].target, cst.Name)
         and small.targets[0].target.value == CONSTANT
         and isinstance(small.value, cst.Integer)
-    )
-
-
-def _docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.SimpleString)
     )
 
 

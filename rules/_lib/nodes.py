@@ -58,3 +58,9 @@ def parse_expr(text: str) -> cst.BaseExpression:
 
 
 IS_CALL = m.Call()
+
+
+def is_docstring(statement: cst.CSTNode) -> bool:
+    """A statement that is a string alone (the docstring, when it comes first in a body)."""
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))

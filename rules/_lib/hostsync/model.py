@@ -35,6 +35,7 @@ CONTROL = "control"
 SYNCHRONIZE = "synchronize"
 RESIDUAL = "residual"
 REFRESHED = "refreshed"  # a residual read of what an interval branch refreshes: read there (refreshed.py)
+UNLOGGED = "unlogged"  # a sync in a statement NRN612 runs only with a logger (unlogged.py)
 
 
 @dataclass

@@ -48,14 +48,13 @@ from dataclasses import dataclass
 import libcst as cst
 
 from porter.rules._lib.hostsync.intervals import reads_only
-from porter.rules._lib.hostsync.model import REFRESHED, Site, StepLoop
+from porter.rules._lib.hostsync.model import REFRESHED, SYNC_METHODS, UNLOGGED, Site, StepLoop
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.syntax import iter_nodes
 from porter.rules._lib.imports import name_binders, project_function
-from porter.rules._lib.nodes import method_name
+from porter.rules._lib.nodes import is_docstring, method_name
 
-UNLOGGED = "unlogged"  # a site in a statement this module guards (rules/host_sync.py writes the guard)
-_DEVICE_READS = frozenset({"cpu", "item", "tolist", "numpy"})
+_DEVICE_READS = SYNC_METHODS | {"cpu"}
 
 
 @dataclass
@@ -87,9 +86,9 @@ def plan_unlogged(scope: FileScope, loops: list[StepLoop], sites: list[Site]) ->
             plan = _plan(scope, node, statement, later, sites, names[id(function)])
             if plan is not None:
                 plans.append(plan)
-    claimed = {id(statement) for plan in plans for statement in plan.claimed}
+    claimed = [statement for plan in plans for statement in plan.claimed]
     for site in sites:
-        if any(id(node) in claimed for node in _ancestors(scope, site.node)):
+        if any(scope.within(site.node, statement) for statement in claimed):
             site.kind = UNLOGGED
     return plans
 
@@ -272,18 +271,13 @@ def _logger_parameter(function: cst.FunctionDef) -> str | None:
     if not isinstance(function.body, cst.IndentedBlock) or function.asynchronous is not None or function.decorators:
         return None
     body = list(function.body.body)
-    if body and _docstring(body[0]):
+    if body and is_docstring(body[0]):
         body = body[1:]
     if len(body) != 1 or not isinstance(body[0], cst.If) or body[0].orelse is not None:
         return None
     names = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
     needed = _needed_name(body[0].test) if not isinstance(body[0].test, cst.BooleanOperation) else None
     return needed if needed in names else None
-
-
-def _docstring(statement: cst.BaseStatement) -> bool:
-    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
-            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def _passed_as(call: cst.Call, function: cst.FunctionDef, parameter: str) -> str | None:
@@ -317,10 +311,3 @@ def _guarded_values(line: cst.SimpleStatementLine) -> list[cst.BaseExpression]:
 
 def _reads_device(scope: FileScope, line: cst.SimpleStatementLine) -> bool:
     return any(isinstance(n, cst.Call) and method_name(n) in _DEVICE_READS for n in iter_nodes(scope.index, line))
-
-
-def _ancestors(scope: FileScope, node: cst.CSTNode):
-    current: cst.CSTNode | None = node
-    while current is not None:
-        yield current
-        current = scope.parent(current)
