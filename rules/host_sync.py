@@ -195,6 +195,11 @@ def _is_marker(line: cst.EmptyLine) -> bool:
     return line.comment is not None and bool(_OWN_MARKER.match(line.comment.value))
 
 
+def _tally(blocks: dict[int, tuple[cst.CSTNode, int]], block: cst.CSTNode) -> None:
+    """Count one more statement this rule wraps in ``block`` (a block with two gets ``_merge_adjacent``)."""
+    blocks[id(block)] = (block, blocks.get(id(block), (block, 0))[1] + 1)
+
+
 def _merge_adjacent(created: set[int], *, into_any_branch: bool = False):
     """Merge an ``if`` this rule created into the ``if`` right before it when their tests are the same
     text: one this rule created too (NRN603: one marker, the second dropped), or, ``into_any_branch``,
@@ -401,8 +406,8 @@ class HostSyncLogging(Rule):
         nothing and reads nothing the branch assigns.
         A dict of metrics that a step loop (or the loop of collected batches around it) fills from
         the device every step and that only a logger reads — ``log_metrics(logger, metrics, i)``
-        with a helper whose whole body is ``if logger is not None:``, or ``logger.log_metrics(...)``
-        under ``if logger:`` — is filled from the device only when there is a logger (NRN612):
+        with a helper whose whole body is ``if logger is not None:``, or any call under ``if logger:``
+        / ``if ckpt and ...:`` — is filled from the device only when there is a logger (NRN612):
         ``metrics = {...} if logger is not None else {}``, ``if logger is not None:
         metrics.update({...})``. Heuristic (``rules/_lib/hostsync/unlogged.py``): the dict is bound
         once in the function, as a dict literal, and its every later use in the iteration is a write
@@ -466,8 +471,9 @@ class HostSyncLogging(Rule):
         NRN612 changes no output with a logger (the same values, read as often as before, so it
         still syncs every step: choose a logging interval) and logs nothing without one, as before;
         it is a review change because the consumer is recognised by its shape (a helper of another
-        module is read as the runner listed it), and a ``.cpu()``/``.item()`` that would have raised
-        without a logger no longer runs.
+        module is read as the runner listed it), and what a guarded statement would have raised
+        without a logger (``.item()`` of several elements, a division by zero, a missing key) no
+        longer happens.
         Statements already under an ``if``
         that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
         ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
@@ -505,8 +511,7 @@ class HostSyncLogging(Rule):
                 moved_loops[id(site.loop.node)] = site.loop
                 block = self.parent(site.statement)
                 if isinstance(block, cst.IndentedBlock):
-                    count = blocks.get(id(block), (block, 0))[1]
-                    blocks[id(block)] = (block, count + 1)
+                    _tally(blocks, block)
         for block, count in blocks.values():
             if count > 1:
                 self.replace(block, _merge_adjacent(created), None, code="NRN603")
@@ -548,7 +553,7 @@ class HostSyncLogging(Rule):
                 continue
             block = self.parent(statement)
             if block is not None:
-                blocks[id(block)] = (block, blocks.get(id(block), (block, 0))[1] + 1)
+                _tally(blocks, block)
             self.replace(statement, _under_logger(test, lines, created), message, code=code, wraps=True)
 
     def _read_where_refreshed(self, plan: Refresh, created: set[int]) -> None:

@@ -11,7 +11,6 @@ from porter.rules._lib.nodes import dotted
 from porter.rules._lib.tree import child_index
 
 if TYPE_CHECKING:
-    from porter.engine.fastcst.walk import TreeIndex
     from porter.engine.rule import Rule
 
 
@@ -96,10 +95,6 @@ def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module |
     return (tree, defined) if tree is not None and isinstance(defined, cst.FunctionDef) else None
 
 
-_BINDERS = (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.NamedExpr, cst.Param, cst.For, cst.CompFor, cst.AsName,
-            cst.ImportAlias, cst.FunctionDef, cst.ClassDef, cst.Global, cst.Nonlocal, cst.Del, cst.NameItem)
-
-
 def name_binders(rule: Rule, name: str) -> list[cst.CSTNode]:
     """The ``Name`` nodes of the file, in any scope, that bind ``name`` (as a target of any kind of
     assignment, a parameter, a ``def``/``class`` name, an import's name, ``global``/``nonlocal``, ``del``)."""
@@ -108,32 +103,22 @@ def name_binders(rule: Rule, name: str) -> list[cst.CSTNode]:
     for node in index.find(index.root, cst.Name):
         if node.value != name:  # type: ignore[attr-defined]
             continue
-        current = index.parents.get(node)
-        while isinstance(current, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            current = index.parents.get(current)
-        if isinstance(current, _BINDERS):
-            if isinstance(current, cst.ImportAlias) and current.asname is not None:
-                continue  # `import m.name as other`: the alias binds, not the name
-            if isinstance(current, (cst.FunctionDef, cst.ClassDef)) and current.name is not node:
-                continue
-            if isinstance(current, cst.Param) and current.name is not node:
-                continue  # a default or an annotation reads it
-            if isinstance(current, (cst.For, cst.CompFor)) and not _within(index, node, current.target):
-                continue
-            if isinstance(current, cst.AnnAssign) and current.target is not node:
-                continue
-            if isinstance(current, cst.AugAssign) and current.target is not node:
-                continue
-            if isinstance(current, cst.NamedExpr) and current.target is not node:
-                continue
+        holder = index.parents.get(node)
+        while isinstance(holder, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):  # `a, b = ...`
+            holder = index.parents.get(holder)
+        if holder is not None and _binds(rule, holder, node):
             found.append(node)
     return found
 
 
-def _within(index: TreeIndex, node: cst.CSTNode, root: cst.CSTNode) -> bool:
-    current: cst.CSTNode | None = node
-    while current is not None:
-        if current is root:
-            return True
-        current = index.parents.get(current)
-    return False
+def _binds(rule: Rule, holder: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """``node`` (a ``Name`` under ``holder``, through tuples) is what ``holder`` binds, not what it reads."""
+    if isinstance(holder, (cst.FunctionDef, cst.ClassDef, cst.Param)):
+        return holder.name is node  # not a decorator, default or annotation
+    if isinstance(holder, (cst.AnnAssign, cst.AugAssign, cst.NamedExpr)):
+        return holder.target is node
+    if isinstance(holder, (cst.For, cst.CompFor)):
+        return node is holder.target or any(outer is holder.target for outer in rule.ancestors(node))  # not the iterable
+    if isinstance(holder, cst.ImportAlias):
+        return holder.asname is None  # `import m.name as other`: the alias binds
+    return isinstance(holder, (cst.AssignTarget, cst.AsName, cst.NameItem, cst.Del))  # NameItem: global/nonlocal
