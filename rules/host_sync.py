@@ -406,12 +406,15 @@ class HostSyncLogging(Rule):
         nothing and reads nothing the branch assigns.
         A dict of metrics that a step loop (or the loop of collected batches around it) fills from
         the device every step and that only a logger reads — ``log_metrics(logger, metrics, i)``
-        with a helper whose whole body is ``if logger is not None:``, or any call under ``if logger:``
-        / ``if ckpt and ...:`` — is filled from the device only when there is a logger (NRN612):
-        ``metrics = {...} if logger is not None else {}``, ``if logger is not None:
+        with a helper whose whole body is ``if logger is not None:``, ``save(path, metrics=...)``
+        with a helper that starts with ``if path in (None, ""): return None``, or any call under
+        ``if logger:`` / ``if ckpt and ...:`` — is filled from the device only when there is a logger
+        (NRN612): ``metrics = {...} if logger is not None else {}``, ``if logger is not None:
         metrics.update({...})``. Heuristic (``rules/_lib/hostsync/unlogged.py``): the dict is bound
-        once in the function, as a dict literal, and its every later use in the iteration is a write
-        (``.update(...)``, ``[key] = ...``) or an argument of such a consumer; the guarded statements
+        once in the loop, as a dict literal (outside it only by plain ``metrics = ...``), and its
+        every later use in the iteration is a write (``.update(...)``, ``[key] = ...``) or an
+        argument of such a consumer, as is every use after the loop (the final save of the last
+        metrics); the guarded statements
         only read (``.cpu()``, ``.item()``, arithmetic); the logger's name is bound nowhere in the loop.
         The helper is read in this file or in a project module the file imports. A value such a
         statement shares with a log that moves (``loss_val = loss.item()`` also shown by

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 
 import libcst as cst
@@ -76,3 +77,20 @@ def test_noop_cases_have_no_expected_output() -> None:
         if case.stem.startswith("noop"):
             assert not case.expected.exists(), f"{case.id}: a no-op case must not have an .out.py"
             assert not read_findings(case), f"{case.id}: a no-op case must not have findings"
+
+
+# No-op cases about the gate itself: files with no CUDA-ism, left alone because they are not being
+# ported (the names say "cpu", or these two device-generic files).
+_GATE_CASES = {"float64-on-device/noop_accelerator_device", "fp16-to-bf16/noop_probe_device_generic"}
+_DECLINE_CASES = [case for case in CASES if case.stem.startswith("noop") and "cpu" not in case.stem and case.id not in _GATE_CASES]
+
+
+@pytest.mark.parametrize("case", _DECLINE_CASES, ids=[case.id for case in _DECLINE_CASES])
+def test_noop_cases_decline_with_the_performance_rules_on(case: Case) -> None:
+    """A no-op case shows a rule declining only if the rule runs on it: performance rules run only on
+    files being ported, so a case with no CUDA-ism would pass whatever the rule did. Each no-op case
+    must also be left alone with the performance rules on for every file (``all_files``)."""
+    options = dataclasses.replace(options_for(case), all_files=True)
+    result = ported(case.source.read_bytes(), case.source.name, options)
+    assert isinstance(result, Unchanged), f"{case.id}: changed with the performance rules on: " + str(
+        [(change.line, change.code) for change in getattr(result, "changes", ())])

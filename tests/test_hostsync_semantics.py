@@ -225,3 +225,61 @@ def test_metrics_read_only_for_a_logger_are_logged_the_same_and_not_read_without
     reads["n"] = 0
     _run(port, "train", None)
     assert reads["n"] == 0
+
+
+SAVED_AFTER_THE_LOOP = '''
+import torch
+
+
+def save(path, metrics, saved):
+    """Checkpoint the last metrics; no path, no checkpoint."""
+    if path in (None, ""):
+        return None
+    saved.append((path, dict(metrics)))
+    return path
+
+
+def train(model, data, optimizer, sink, path, saved):
+    metrics = {}
+    for step, (x, y) in enumerate(data):
+        x, y = x.to("cpu"), y.to("cpu")
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        metrics = {}
+        metrics.update({"loss": loss.detach().item(), "step": step})
+        if sink:
+            sink.log_metrics(metrics, step)
+    save(path, metrics, saved)
+'''
+
+
+def test_metrics_saved_after_the_loop_are_the_last_step_s_and_not_read_without_a_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NRN612 with a consumer after the loop (a save that returns when its path is None): the same
+    saved metrics and logs with a path or a logger; no device read with neither."""
+    port = _port(SAVED_AFTER_THE_LOOP)
+    assert "if sink is not None or path is not None:" in port, port
+    for sink_class, path in ((_Sink, None), (None, "ckpt.pt"), (_Sink, "ckpt.pt")):
+        before: list[object] = []
+        after: list[object] = []
+        original_sink, ported_sink = (sink_class(), sink_class()) if sink_class else (None, None)
+        _run(SAVED_AFTER_THE_LOOP, "train", original_sink, path, before)
+        _run(port, "train", ported_sink, path, after)
+        assert after == before
+        if original_sink is not None and ported_sink is not None:
+            assert ported_sink.logged == original_sink.logged and len(original_sink.logged) == STEPS
+    assert len(before) == 1 and before[0] == ("ckpt.pt", before[0][1]) and before[0][1]["step"] == STEPS - 1  # type: ignore[index]
+    reads = {"n": 0}
+    item = torch.Tensor.item
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads["n"] += 1
+        return item(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(torch.Tensor, "item", counted)
+    _run(SAVED_AFTER_THE_LOOP, "train", None, None, [])
+    assert reads["n"] == STEPS
+    reads["n"] = 0
+    _run(port, "train", None, None, [])
+    assert reads["n"] == 0

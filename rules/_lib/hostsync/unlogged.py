@@ -12,15 +12,20 @@ metrics_to_log.update({...})``. With a logger the loop logs, and syncs, as befor
 When it applies (each condition is what makes the values unread without a logger):
 - a train step loop, or a loop of its function around one (a loop over collected batches around the
   update loop), binds a name to a dict literal (``M = {...}``) in a statement of its own, in its body or
-  in a ``with`` block there, and no other statement of the function binds that name;
+  in a ``with`` block there; the function binds that name nowhere else in the loop, and outside it
+  only by ``M = <value>`` statements of their own (``M = dict(restored)`` before the loop);
 - every other use of the name is in a statement that runs after it in the same iteration (the rest of
   its block and of the blocks around it, up to the loop body): ``M.update(...)`` or
   ``M[key] = value`` as a statement of its own (writes), or the argument of a *consumer* call, made as a
-  statement of its own;
+  statement of its own; or a consumer call after the loop (the rest of the blocks around the loop, up
+  to the function's end: it reads the last iteration's dict), never one before it, nor in a loop around
+  it before it (the next pass would read the last dict);
 - a consumer is a call of a function (of this file, or of a project module the file imports: ``from
   utils import log_metrics``) whose body, docstring aside, is one ``if P is not None:`` or ``if P:``
-  with no ``else``, with a name ``L`` passed as its parameter ``P``; or any call in the body of an
-  ``if L:``, ``if L is not None:`` or ``if L and ...:`` of the loop (``logger.log_metrics(M, i)``,
+  with no ``else``, or starts with ``if <test>: return`` (or ``return None``) where the test holds
+  whenever ``P`` is None (``P is None``, ``not P``, ``P in (None, "")``, or an ``or`` with one of
+  these), with a name ``L`` passed as its parameter ``P``; or any call in the body of an ``if L:``,
+  ``if L is not None:`` or ``if L and ...:`` of the loop, or after it (``logger.log_metrics(M, i)``,
   ``save(ckpt, metrics=M)`` under ``if ckpt and i % every == 0``). The guard is ``L is not None`` for
   the one name, ``L1 is not None or L2 is not None`` for several;
 - a statement the rule guards (the binding or a write) reads device values (``.cpu()``, ``.item()``,
@@ -31,8 +36,9 @@ A value read both by such a statement and by a log that moves under the logging 
 feeder of that log (``intervals.py``): it stays on the device, and the guarded statement reads it
 with ``.item()`` as the log does.
 
-The names the guard tests are bound nowhere in the loop (no assignment, import, ``def``, loop target...)
-and declared ``global``/``nonlocal`` nowhere in the file (a function the loop calls could set them); a
+The names the guard tests are bound nowhere in the loop (no assignment, import, ``def``, loop target...),
+nor after it when a consumer after the loop reads the dict, and declared ``global``/``nonlocal``
+nowhere in the file (a function the loop calls could set them); a
 helper callee is a name bound only by its ``def`` or its import (``rules/_lib/imports.project_function``).
 
 A review change: without a logger, the dict holds only what the unguarded writes put in it, and what
@@ -83,7 +89,7 @@ def plan_unlogged(scope: FileScope, loops: list[StepLoop], sites: list[Site]) ->
                 continue
             if id(function) not in names:
                 names[id(function)] = _uses(scope, function)
-            plan = _plan(scope, node, statement, later, sites, names[id(function)])
+            plan = _plan(scope, node, function, statement, later, sites, names[id(function)])
             if plan is not None:
                 plans.append(plan)
     claimed = [statement for plan in plans for statement in plan.claimed]
@@ -138,8 +144,8 @@ def _uses(scope: FileScope, function: cst.CSTNode) -> dict[str, list[cst.Name]]:
     return found
 
 
-def _plan(scope: FileScope, loop: cst.For | cst.While, statement: cst.BaseStatement, later: list[cst.BaseStatement],
-          sites: list[Site], uses: dict[str, list[cst.Name]]) -> Unlogged | None:
+def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, statement: cst.BaseStatement,
+          later: list[cst.BaseStatement], sites: list[Site], uses: dict[str, list[cst.Name]]) -> Unlogged | None:
     assert isinstance(statement, cst.SimpleStatementLine)
     binding = statement.body[0]
     assert isinstance(binding, cst.Assign) and isinstance(binding.targets[0].target, cst.Name)
@@ -151,16 +157,27 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, statement: cst.BaseStatem
     writes: list[cst.SimpleStatementLine] = []
     conditions: list[str] = []
     consumers: list[tuple[str, str]] = []
+    after: list[cst.BaseStatement] | None = None
     for node in uses.get(name, ()):
         if node is binding.targets[0].target:
             continue
-        if not any(scope.within(node, s) for s in later) or scope.function_of(node) is not scope.function_of(binding):
-            return None  # before the binding, after the loop, or in another function: it reads another value
-        write = _write(scope, node)
-        if write is not None:
-            writes.append(write)
-            continue
-        consumer = _consumer(scope, loop, node)
+        if scope.function_of(node) is not scope.function_of(binding):
+            return None  # another function: it may read the dict at any time
+        if any(scope.within(node, s) for s in later):
+            write = _write(scope, node)
+            if write is not None:
+                writes.append(write)
+                continue
+            consumer = _consumer(scope, loop, node)
+        elif scope.within(node, loop):
+            return None  # before the binding in an iteration: it reads the last iteration's dict
+        elif _bound_alone(scope, node):
+            continue  # the name bound again outside the loop (``M = dict(restored)`` before it): not this dict
+        else:
+            after = _after(scope, loop, function) if after is None else after
+            if not any(scope.within(node, s) for s in after):
+                return None  # before the loop, or in a loop around it before it (the next pass reads the last dict)
+            consumer = _consumer(scope, function, node)  # after the loop: the last iteration's dict
         if consumer is None:
             return None
         if consumer[0] not in conditions:
@@ -171,7 +188,8 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, statement: cst.BaseStatem
         return None
     for condition in conditions:
         for binder in name_binders(scope.rule, condition):
-            if scope.within(binder, loop) or isinstance(scope.parent(binder), cst.NameItem):
+            if scope.within(binder, loop) or isinstance(scope.parent(binder), cst.NameItem) or (
+                    after is not None and any(scope.within(binder, s) for s in after)):
                 return None  # a logger that may appear or vanish between the reads and the consumer
     test = " or ".join(f"{condition} is not None" for condition in conditions)
     if guarded is not None and guarded != test:
@@ -216,11 +234,36 @@ def _write(scope: FileScope, node: cst.Name) -> cst.SimpleStatementLine | None:
     return None
 
 
-def _consumer(scope: FileScope, loop: cst.For | cst.While, node: cst.Name) -> tuple[str, str, str] | None:
+def _bound_alone(scope: FileScope, node: cst.Name) -> bool:
+    """``node`` is the whole target of ``M = <value>``, a statement of its own."""
+    target = scope.parent(node)
+    assign = scope.parent(target) if isinstance(target, cst.AssignTarget) else None
+    return isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(scope.parent(assign), cst.SimpleStatementLine)
+
+
+def _after(scope: FileScope, loop: cst.CSTNode, function: cst.CSTNode) -> list[cst.BaseStatement]:
+    """The statements that run after ``loop`` ends: the rest of its block and of each block around it,
+    up to its function's end (an ``else`` or ``finally`` beside it is not among them)."""
+    found: list[cst.BaseStatement] = []
+    child: cst.CSTNode = loop
+    current = scope.parent(loop)
+    while current is not None:
+        if isinstance(current, (cst.IndentedBlock, cst.Module)):
+            body = list(current.body)
+            place = next(i for i, s in enumerate(body) if s is child)
+            found.extend(body[place + 1:])
+        if current is function:
+            break
+        child, current = current, scope.parent(current)
+    return found
+
+
+def _consumer(scope: FileScope, stop: cst.CSTNode, node: cst.Name) -> tuple[str, str, str] | None:
     """(a name the call needs not None, the call as the marker names it, why) when ``node`` is an
     argument of a call, made as a statement, that reads nothing without that name: a function whose
-    whole body tests its parameter (``log_metrics(logger, ...)``), or any call under ``if C:`` /
-    ``if C is not None:`` / ``if C and ...:`` in the loop."""
+    body tests its parameter first (``log_metrics(logger, ...)``, ``save(path, ...)`` that returns
+    when ``path`` is None), or any call under ``if C:`` / ``if C is not None:`` / ``if C and ...:``
+    below ``stop`` (the loop, or the function for a call after the loop)."""
     arg = scope.parent(node)
     call = scope.parent(arg) if isinstance(arg, cst.Arg) and arg.value is node else None
     if not isinstance(call, cst.Call) or not isinstance(scope.parent(call), cst.Expr):
@@ -234,7 +277,7 @@ def _consumer(scope: FileScope, loop: cst.For | cst.While, node: cst.Name) -> tu
             return passed, shown, f"which does nothing when {passed} is None"
     child: cst.CSTNode = call
     current = scope.parent(call)
-    while current is not None and current is not loop:
+    while current is not None and current is not stop:
         if isinstance(current, cst.If) and child is current.body:
             condition = _needed_name(current.test)
             if condition is not None:
@@ -267,17 +310,51 @@ def _needed_name(test: cst.BaseExpression) -> str | None:
 
 
 def _logger_parameter(function: cst.FunctionDef) -> str | None:
-    """The parameter whose test is the function's whole body (``if logger is not None: ...``)."""
+    """The parameter the function tests first: its whole body is ``if logger is not None: ...``
+    (or ``if logger:``), or it starts with ``if path is None: return`` (``not path``,
+    ``path in (None, "")``, ``path is None or ...``) and reads nothing before."""
     if not isinstance(function.body, cst.IndentedBlock) or function.asynchronous is not None or function.decorators:
         return None
     body = list(function.body.body)
     if body and is_docstring(body[0]):
         body = body[1:]
-    if len(body) != 1 or not isinstance(body[0], cst.If) or body[0].orelse is not None:
+    if not body or not isinstance(body[0], cst.If) or body[0].orelse is not None:
         return None
     names = {p.name.value for p in (*function.params.posonly_params, *function.params.params, *function.params.kwonly_params)}
-    needed = _needed_name(body[0].test) if not isinstance(body[0].test, cst.BooleanOperation) else None
+    test = body[0].test
+    if len(body) == 1 and not isinstance(test, cst.BooleanOperation):
+        needed = _needed_name(test)
+        if needed in names:
+            return needed
+    exits = isinstance(body[0].body, cst.IndentedBlock) and len(body[0].body.body) == 1 and _returns_nothing(body[0].body.body[0])
+    needed = _none_exit_name(test) if exits else None
     return needed if needed in names else None
+
+
+def _returns_nothing(statement: cst.BaseStatement) -> bool:
+    """``return`` or ``return None``, alone."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Return)):
+        return False
+    value = statement.body[0].value
+    return value is None or (isinstance(value, cst.Name) and value.value == "None")
+
+
+def _none_exit_name(test: cst.BaseExpression) -> str | None:
+    """The name ``P`` for which the test holds whenever ``P`` is None: ``P is None``, ``not P``,
+    ``P in (None, ...)``, and an ``or`` with one of these."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
+        return _none_exit_name(test.left) or _none_exit_name(test.right)
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
+        return test.expression.value
+    if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1):
+        return None
+    operator, against = test.comparisons[0].operator, test.comparisons[0].comparator
+    if isinstance(operator, cst.Is) and isinstance(against, cst.Name) and against.value == "None":
+        return test.left.value
+    if isinstance(operator, cst.In) and isinstance(against, (cst.Tuple, cst.List)) and any(
+            isinstance(e.value, cst.Name) and e.value.value == "None" for e in against.elements):
+        return test.left.value
+    return None
 
 
 def _passed_as(call: cst.Call, function: cst.FunctionDef, parameter: str) -> str | None:
