@@ -97,7 +97,8 @@ def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module |
 
 def name_binders(rule: Rule, name: str) -> list[cst.CSTNode]:
     """The ``Name`` nodes of the file, in any scope, that bind ``name`` (as a target of any kind of
-    assignment, a parameter, a ``def``/``class`` name, an import's name, ``global``/``nonlocal``, ``del``)."""
+    assignment, a parameter, a ``def``/``class`` name, an import's name, a ``match`` capture,
+    ``global``/``nonlocal``, ``del``)."""
     index = child_index(rule)
     found: list[cst.CSTNode] = []
     for node in index.find(index.root, cst.Name):
@@ -121,4 +122,8 @@ def _binds(rule: Rule, holder: cst.CSTNode, node: cst.CSTNode) -> bool:
         return node is holder.target or any(outer is holder.target for outer in rule.ancestors(node))  # not the iterable
     if isinstance(holder, cst.ImportAlias):
         return holder.asname is None  # `import m.name as other`: the alias binds
+    if isinstance(holder, (cst.MatchAs, cst.MatchStar)):  # `case {"p": path}:`, `case [first, *rest]:`
+        return holder.name is node
+    if isinstance(holder, cst.MatchMapping):  # `case {"a": 1, **rest}:`
+        return holder.rest is node
     return isinstance(holder, (cst.AssignTarget, cst.AsName, cst.NameItem, cst.Del))  # NameItem: global/nonlocal

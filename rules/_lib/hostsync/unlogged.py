@@ -186,11 +186,14 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, st
             consumers.append(consumer[1:])
     if not conditions:
         return None
+    before = _before(scope, loop, function) if after is not None else None
     for condition in conditions:
         for binder in name_binders(scope.rule, condition):
-            if scope.within(binder, loop) or isinstance(scope.parent(binder), cst.NameItem) or (
-                    after is not None and any(scope.within(binder, s) for s in after)):
+            if scope.within(binder, loop) or isinstance(scope.parent(binder), cst.NameItem):
                 return None  # a logger that may appear or vanish between the reads and the consumer
+            if before is not None and scope.function_of(binder) is scope.function_of(loop) and not (
+                    isinstance(scope.parent(binder), cst.Param) or any(scope.within(binder, s) for s in before)):
+                return None  # bound where a consumer after the loop may see another value than the loop did
     test = " or ".join(f"{condition} is not None" for condition in conditions)
     if guarded is not None and guarded != test:
         return None
@@ -252,6 +255,25 @@ def _after(scope: FileScope, loop: cst.CSTNode, function: cst.CSTNode) -> list[c
             body = list(current.body)
             place = next(i for i, s in enumerate(body) if s is child)
             found.extend(body[place + 1:])
+        if current is function:
+            break
+        child, current = current, scope.parent(current)
+    return found
+
+
+def _before(scope: FileScope, loop: cst.CSTNode, function: cst.CSTNode) -> list[cst.BaseStatement]:
+    """The statements that run once before ``loop`` starts: the statements before it in its block and
+    in each block around it, up to its function, none of them in a loop around it (their next pass
+    would run between two passes of ``loop``)."""
+    found: list[cst.BaseStatement] = []
+    child: cst.CSTNode = loop
+    current = scope.parent(loop)
+    while current is not None:
+        if isinstance(current, (cst.For, cst.While)):
+            found = []  # inside a loop around it: not once before it
+        if isinstance(current, (cst.IndentedBlock, cst.Module)):
+            body = list(current.body)
+            found.extend(body[:next(i for i, s in enumerate(body) if s is child)])
         if current is function:
             break
         child, current = current, scope.parent(current)
@@ -331,6 +353,24 @@ def _logger_parameter(function: cst.FunctionDef) -> str | None:
     return needed if needed in names else None
 
 
+def _inert(test: cst.BaseExpression) -> bool:
+    """A test made of names, attributes, literals, comparisons and ``and``/``or``/``not`` only (it calls
+    nothing and assigns nothing)."""
+    if isinstance(test, (cst.Name, cst.BaseNumber, cst.SimpleString)):
+        return True
+    if isinstance(test, cst.Attribute):
+        return _inert(test.value)
+    if isinstance(test, cst.UnaryOperation):
+        return _inert(test.expression)
+    if isinstance(test, cst.BooleanOperation):
+        return _inert(test.left) and _inert(test.right)
+    if isinstance(test, cst.Comparison):
+        return _inert(test.left) and all(_inert(c.comparator) for c in test.comparisons)
+    if isinstance(test, (cst.Tuple, cst.List)):
+        return all(_inert(e.value) for e in test.elements)
+    return False
+
+
 def _returns_nothing(statement: cst.BaseStatement) -> bool:
     """``return`` or ``return None``, alone."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Return)):
@@ -343,7 +383,8 @@ def _none_exit_name(test: cst.BaseExpression) -> str | None:
     """The name ``P`` for which the test holds whenever ``P`` is None: ``P is None``, ``not P``,
     ``P in (None, ...)``, and an ``or`` with one of these."""
     if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.Or):
-        return _none_exit_name(test.left) or _none_exit_name(test.right)
+        # the right side is reached only after the left ran: a left that calls or assigns has read first
+        return _none_exit_name(test.left) or (_none_exit_name(test.right) if _inert(test.left) else None)
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and isinstance(test.expression, cst.Name):
         return test.expression.value
     if not (isinstance(test, cst.Comparison) and isinstance(test.left, cst.Name) and len(test.comparisons) == 1):
