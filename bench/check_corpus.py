@@ -1032,6 +1032,21 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),
 )
+# The on-policy MuJoCo scripts, traced 2026-12-07 (porter check, hand-edited ports): their utils build the
+# policy's TanhNormal bounds on the device (`proof_environment.action_spec_unbatched.space.low.to(device)`,
+# the proof env itself on the device). NRN116 gives the collector the CPU, and torchrl's CPU copy of the
+# policy maps only parameters and buffers (torchrl/collectors/_base.py:805-828): the bounds stay on the
+# device and every env step reads them back (about 128 syncs per step here). With the bounds put on the
+# host by hand the port drops to 0.5 syncs per step, and what is left is the library's: GAE's
+# _sanitize_next_obs_nan tests `nan_mask.any()` on the host at each call (torchrl 0.14.1
+# objectives/value/advantages.py:656, once per collected batch, on CUDA as on Neuron), plus one recompile
+# of tensordict's dispatch wrapper (tensordict/nn/common.py:219), whose cache entries the collector's
+# compiled CPU policy shares, at the value estimator's first compiled call.
+_CPU_COPY_BOUNDS = ("the policy's TanhNormal bounds are built on the device ({utils}); torchrl's CPU copy of the policy "
+                    "for the collector NRN116 puts on the CPU maps only parameters and buffers "
+                    "(torchrl/collectors/_base.py:805-828), so each env step reads them back; with them on the host "
+                    "(edited by hand) the syncs left are GAE's `if not nan_mask.any()` at each call "
+                    "(torchrl/objectives/value/advantages.py:656, {line}), on CUDA as on Neuron")
 # Per script (corpus key): (text of the root cause, whose, the reason at its line) for a cause that is
 # the script's configuration rather than the emulation's.
 SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
@@ -1054,6 +1069,26 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "2026-12-02 16:41): 0 syncs/step, 23/23 graphs lowered, match/match, but get_dist still recompiles at steps 1 "
         "and 2 (tensordict/nn/probabilistic.py:1910, \"_param_td got deallocated\": the MultiAgentMLP's own "
         "to_module swap inside the loss's), so NRN415 leaves ClipPPOLoss out"),),
+    "torchrl-0.14.1/sota-implementations/a2c/a2c_mujoco.py": ((
+        "host sync `to(cpu)`", "porter's (the collector's CPU policy copy) and the library's", _CPU_COPY_BOUNDS.format(
+            utils="a2c/utils_mujoco.py:60-61", line="a2c_mujoco.py:214")),),
+    "torchrl-0.14.1/sota-implementations/ppo/ppo_mujoco.py": ((
+        "host sync `to(cpu)`", "porter's (the collector's CPU policy copy) and the library's", _CPU_COPY_BOUNDS.format(
+            utils="ppo/utils_mujoco.py:293-294", line="ppo_mujoco.py:320")),),
+    "torchrl-0.14.1/sota-implementations/gail/gail.py": ((
+        "parity", "porter's (the collector's CPU policy copy) and the library's", _CPU_COPY_BOUNDS.format(
+            utils="gail/ppo_utils.py:55-56", line="gail.py:195") + "; gail's PPO loss runs eagerly, and eager TanhNormal "
+        "tests its bounds on the host at each call (continuous.py:471, on the device once moved there), and the semantic "
+        "parity pass is off by 0.000948 relative (not traced)"),),
+    "torchrl-0.14.1/sota-implementations/rnd/rnd_mujoco.py": ((
+        "device-mixing", "porter's (a collector on the CPU moves networks the loss trains)",
+        "the env handed to the collector carries an RNDTransform holding the target and predictor networks that the "
+        "loss trains (rnd_mujoco.py:66-89, 102: \"the transform can reference the same target and predictor as the "
+        "loss\"); torchrl 0.14.1 rejects a neuron device for the env as for the policy and the storage "
+        "(torchrl/collectors/_single.py:993-999, _get_sync_fn), so NRN116 gives the collector the CPU, and the collector "
+        "moves its env there (_single.py:1223-1224), networks included: the loss, on the device, then calls CPU "
+        "networks (torchrl/objectives/rnd.py:126), a crash on a Trainium host. Not ported yet: it needs the env's "
+        "networks kept apart from the loss's"),),
     "torchrl-0.14.1/sota-implementations/multiagent/maddpg_iddpg.py": ((
         "continuous.py", "porter's (no compile it can insert here yet)",
         "porter leaves the DDPGLoss eager (NRN413): its TanhDelta actor raises under compile with its default "

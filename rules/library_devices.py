@@ -34,7 +34,7 @@ from porter.rules._lib.device import (
 )
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.statements import wrapped_in_if
-from porter.rules._lib.tree import child_index, enclosing_function
+from porter.rules._lib.tree import child_index, enclosing_function, name_bindings
 
 # Library callees, what they accept, and where their source says so (the versions of the corpus).
 # torchrl 0.14.1 collectors: _get_sync_fn (torchrl/collectors/_single.py:1005-1023) raises "Non
@@ -50,6 +50,16 @@ COLLECTORS: dict[str, str] = {
     "torchrl.collectors.AsyncCollector": "torchrl/collectors/_runner.py:105",
 }
 _COLLECTOR_DEVICES = ("device", "env_device", "policy_device", "storing_device")
+# Env transforms that hold networks a loss trains: the collector moves its env to the env device
+# (torchrl/collectors/_single.py:1223-1224, env.to(env_device)), so on a CPU collector these networks
+# leave the accelerator the loss runs them on. torchrl 0.14.1 RNDTransform keeps the predictor that
+# RNDLoss trains and the target (torchrl/envs/transforms/rnd.py:137-152; sota-implementations/rnd
+# shares them with the loss).
+ENV_NETWORK_TRANSFORMS: dict[str, str] = {
+    "torchrl.envs.transforms.RNDTransform": "torchrl/envs/transforms/rnd.py:137-152",
+    "torchrl.envs.transforms.rnd.RNDTransform": "torchrl/envs/transforms/rnd.py:137-152",
+    "torchrl.envs.RNDTransform": "torchrl/envs/transforms/rnd.py:137-152",
+}
 # The policy copy a CPU policy device makes of an accelerator policy (_base.py:779-824: deepcopy,
 # weights mapped to the policy device), refreshed only by update_policy_weights_() (_single.py:1708-1736:
 # the original policy's weights copied in); the iterator never syncs it (_single.py:1774-1860).
@@ -141,6 +151,11 @@ class LibraryDevices(Rule):
           ``continue`` in the loop, a collector name with another binding: ``c = iter(c)``).
           Nothing for a collector that copies no policy module: ``policy=None``, a
           ``policy_factory=``, a lambda, a function of the file or a ``RandomPolicy(...)``.
+        * A review marker on such a collector whose env argument carries a transform holding
+          networks a loss trains (``ENV_NETWORK_TRANSFORMS``: torchrl's ``RNDTransform``), called
+          in the argument or bound to a name there (``make_env(..., rnd_transform=bonus)`` with
+          ``bonus = RNDTransform(...)`` the name's only binding): the collector moves its env to
+          the CPU, those networks with it, away from the loss on the accelerator.
         * torchrl's ``get_available_device()`` → ``torch.device("neuron:0" if
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device
@@ -374,6 +389,13 @@ class LibraryDevices(Rule):
                          f"torchrl's collector rejects a neuron {name} ({source}): the CPU where it is neuron")
         if not wrapped:
             return
+        shared = self._env_networks(node)
+        if shared is not None:
+            name, source = shared
+            self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "
+                      "collector moves its env to the CPU (torchrl/collectors/_single.py:1223-1224), those networks "
+                      "with it, away from the loss on the device: the env needs its own CPU copy of them, refreshed after each "
+                      "update as the collector's policy copy is")
         collector, reads = self._reads(node)
         stored_on = self._stored_on(node, wrapped)
         if stored_on is not None and not fills_buffer(node):
@@ -382,6 +404,29 @@ class LibraryDevices(Rule):
         policy_on = wrapped.get("policy_device") if keyword(node, "policy_device") is not None else wrapped.get("device")
         if policy_on is not None and copies_policy(self, node) and not self.analysis(PolicySyncs).found:
             self._sync_policy(node, collector, reads, policy_on)
+
+    def _env_networks(self, node: cst.Call) -> tuple[str, str] | None:
+        """(the name, its source) of a transform holding trained networks (``ENV_NETWORK_TRANSFORMS``)
+        in the collector's env argument: called there (``make_env(..., RNDTransform(...))``) or a name
+        the function binds to such a call only (``make_env(..., rnd_transform=rnd_transform)``)."""
+        arg = keyword(node, "create_env_fn") or keyword(node, "env") or positional(node, 0)
+        if arg is None:
+            return None
+        for part in child_index(self).find(arg.value, cst.Call, cst.Name):
+            if isinstance(part, cst.Call):
+                source = next((ENV_NETWORK_TRANSFORMS[q] for q in self.qualified(part.func) if q in ENV_NETWORK_TRANSFORMS), None)
+                if source is not None:
+                    return self.context.module.code_for_node(part.func), source
+            elif isinstance(part, cst.Name):
+                values = name_bindings(self, part)
+                calls = [v for v in values or () if isinstance(v, cst.Call)]
+                if not values or len(calls) != len(values):
+                    continue
+                sources = sorted(ENV_NETWORK_TRANSFORMS[q] for call in calls for q in self.qualified(call.func)
+                                 if q in ENV_NETWORK_TRANSFORMS)
+                if sources and all(any(q in ENV_NETWORK_TRANSFORMS for q in self.qualified(call.func)) for call in calls):
+                    return part.value, sources[0]
+        return None
 
     @staticmethod
     def _stored_on(node: cst.Call, wrapped: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:
