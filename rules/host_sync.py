@@ -202,7 +202,8 @@ def _tally(blocks: dict[int, tuple[cst.CSTNode, int]], block: cst.CSTNode) -> No
 
 def _merge_adjacent(created: set[int], *, into_any_branch: bool = False):
     """Merge an ``if`` this rule created into the ``if`` right before it when their tests are the same
-    text: one this rule created too (NRN603: one marker, the second dropped), or, ``into_any_branch``,
+    text: one this rule created too (one marker per reason: the second's kept above the first's unless
+    it says the same), or, ``into_any_branch``,
     any ``if`` with no ``else`` (NRN611: its read joins the end of the branch, its marker with it)."""
 
     def transform(updated: cst.CSTNode) -> cst.CSTNode:
@@ -223,7 +224,12 @@ def _merge_adjacent(created: set[int], *, into_any_branch: bool = False):
                 inner = list(statement.body.body)
                 own = [line for line in statement.leading_lines if into_any_branch or not _is_marker(line)]
                 inner[0] = inner[0].with_changes(leading_lines=[*own, *getattr(inner[0], "leading_lines", ())])
-                joined = previous.with_changes(body=previous.body.with_changes(body=[*previous.body.body, *inner]))
+                # a marker the merged ``if`` does not carry yet (another dict's reason, NRN612) joins its own
+                shown = {line.comment.value for line in previous.leading_lines if line.comment is not None}
+                more = [line for line in statement.leading_lines if not into_any_branch and _is_marker(line)
+                        and line.comment is not None and line.comment.value not in shown]
+                joined = previous.with_changes(leading_lines=[*previous.leading_lines, *more],
+                                               body=previous.body.with_changes(body=[*previous.body.body, *inner]))
                 created.add(id(joined))
                 merged[-1] = joined
                 continue

@@ -39,6 +39,7 @@ from porter.engine.fastcst.positions import StatementPositions
 from porter.engine.fastcst.walk import TreeIndex
 from porter.engine.options import Options
 from porter.engine.patterns import searcher
+from porter.engine.suppress import Suppressions
 
 if TYPE_CHECKING:
     from porter.engine.astcheck import SourceFacts
@@ -87,6 +88,7 @@ class FileContext:
     tree: TreeIndex | None = None
     python_tree: ast.Module | None = None  # CPython's tree of ``text``: statements' lines for positions
     _positions: Callable[[cst.CSTNode], tuple[int, int]] | None = None
+    _suppressions: Suppressions | bool | None = None  # the text's directives (False: none), on first use
     # Imports the port may have made unused: (code, spec); removed only if really unused after.
     maybe_unused: list[tuple[str, ImportSpec, bool]] = field(default_factory=list)
 
@@ -105,6 +107,16 @@ class FileContext:
                 whole = wrapper.resolve(PositionProvider)
                 self._positions = lambda node: (whole[node].start.line, whole[node].start.column)
         return self._positions(node)
+
+    def suppressed(self, code: str, node: cst.CSTNode) -> bool:
+        """Whether the engine will drop an edit of ``code`` on ``node``'s statement (a ``# noqa`` /
+        ``# porter: ignore`` there, or a per-file ignored code): a rule whose plan turns other
+        findings off (a sync site it handles) then keeps them on."""
+        if self.options.suppress and code.startswith(self.options.suppress):
+            return True
+        if self._suppressions is None:
+            self._suppressions = Suppressions.of(self.text) or False
+        return bool(self._suppressions) and self._suppressions.covers(code, self.position(node)[0])  # type: ignore[union-attr]
 
 
 class FileAnalysis(abc.ABC):

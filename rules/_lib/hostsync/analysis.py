@@ -16,10 +16,9 @@ from porter.rules._lib.hostsync.model import Site, StepLoop
 from porter.rules._lib.hostsync.refreshed import Refresh, plan_refreshes
 from porter.rules._lib.hostsync.scope import FileScope
 from porter.rules._lib.hostsync.sites import SiteCollector
-from porter.rules._lib.hostsync.unlogged import Unlogged, plan_unlogged
+from porter.rules._lib.hostsync.unlogged import UNLOGGED_CODE, Unlogged, plan_unlogged
 
 METER_CODE = "NRN608"  # rules/host_sync.py: HostSyncLogging writes the meter plans
-UNLOGGED_CODE = "NRN612"  # and the guards of metrics read only for a logger
 
 
 @dataclass

@@ -61,6 +61,7 @@ from porter.rules._lib.imports import name_binders, project_function
 from porter.rules._lib.nodes import is_docstring, method_name
 
 _DEVICE_READS = SYNC_METHODS | {"cpu"}
+UNLOGGED_CODE = "NRN612"  # the guards of metrics read only for a logger
 
 
 @dataclass
@@ -204,6 +205,8 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, st
     todo = [line for line in reading if line not in done]
     if not reading or not all(reads_only(index, value) for line in todo for value in _guarded_values(line)):
         return None
+    if any(scope.rule.context.suppressed(UNLOGGED_CODE, line) for line in reading):
+        return None  # suppressed there (noqa, porter: ignore): the reads stay per-step sync sites, NRN606 marks them
     return Unlogged(name, test, consumers, todo, statement, reading)
 
 
