@@ -482,7 +482,7 @@ class HostSyncLogging(Rule):
         it is a review change because the consumer is recognised by its shape (a helper of another
         module is read as the runner listed it), and what a guarded statement would have raised
         without a logger (``.item()`` of several elements, a division by zero, a missing key) no
-        longer happens.
+        longer happens; a read not spelled with the dict's name (``locals()["metrics"]``) is not seen.
         Statements already under an ``if``
         that uses ``%`` or ``==`` against a non-string, or in a branch that ends in
         ``break``/``return``/``raise``/``sys.exit``, are left. A moved assignment must only read
