@@ -20,6 +20,7 @@ from porter.rules._lib.collectors import (
     bound_to_cpu,
     continues,
     copies_policy,
+    device_bounds,
     fills_buffer,
     sole_binding,
 )
@@ -156,6 +157,13 @@ class LibraryDevices(Rule):
           in the argument or bound to a name there (``make_env(..., rnd_transform=bonus)`` with
           ``bonus = RNDTransform(...)`` the name's only binding): the collector moves its env to
           the CPU, those networks with it, away from the loss on the accelerator.
+        * A review marker on such a collector whose policy a function builds with distribution bounds
+          on the device (``rules/_lib/collectors.device_bounds``: the policy name's only binding is
+          ``policy = make(...)`` or ``policy, critic = make(...)``, ``make`` a ``def`` of this file or
+          of a project module it imports, at the top or in a function; in it, or in a function of
+          its module it calls by name, a ``"low"``/``"high"`` entry ``x.to(...)`` or a call given
+          ``device=``, in a function that names ``TanhNormal``/``TanhDelta``): torchrl's CPU copy
+          maps only parameters and buffers, so those bounds stay on the device.
         * torchrl's ``get_available_device()`` → ``torch.device("neuron:0" if
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device
@@ -404,6 +412,14 @@ class LibraryDevices(Rule):
         policy_on = wrapped.get("policy_device") if keyword(node, "policy_device") is not None else wrapped.get("device")
         if policy_on is not None and copies_policy(self, node) and not self.analysis(PolicySyncs).found:
             self._sync_policy(node, collector, reads, policy_on)
+        bounds = device_bounds(self, node) if policy_on is not None and copies_policy(self, node) else None
+        if bounds is not None:
+            where, code = bounds
+            self.mark(node, f"the policy's distribution bounds are built on the device ({where}: `{code}`): this "
+                      f"collector's CPU copy of the policy keeps them there (torchrl maps only its parameters and "
+                      f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; build "
+                      "them on the host "
+                      "(TanhNormal and TanhDelta move their bounds to their parameters' device themselves)")
 
     def _env_networks(self, node: cst.Call) -> tuple[str, str] | None:
         """(the name, its source) of a transform holding trained networks (``ENV_NETWORK_TRANSFORMS``)

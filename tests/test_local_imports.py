@@ -408,3 +408,50 @@ def test_a_package_is_read_before_a_module_of_the_same_name(tmp_path: Path) -> N
     assert [(name, os.path.relpath(path, src)) for name, path, _digest in listed] == [("utils", os.path.join("utils", "__init__.py"))]
     assert port([src], tmp_path / "out") == 0
     assert (tmp_path / "out" / "offline.py").read_text() == OFFLINE.replace('device="cuda"', 'device="neuron"')
+
+
+MODELS = """\
+from tensordict.nn import TensorDictModule
+from torch import nn
+from torchrl.modules import ProbabilisticActor, TanhNormal
+
+
+def make_actor(env, device):
+    kwargs = {"low": env.action_spec.space.low.to(device), "high": env.action_spec.space.high.to(device)}
+    net = TensorDictModule(nn.Linear(3, 2).to(device), in_keys=["observation"], out_keys=["loc", "scale"])
+    return ProbabilisticActor(net, in_keys=["loc", "scale"], distribution_class=TanhNormal, distribution_kwargs=kwargs)
+
+
+def make_models(env, device):
+    return make_actor(env, device), nn.Linear(3, 1).to(device)
+"""
+
+ON_POLICY = """\
+from torchrl.collectors import Collector
+
+
+def main(env):
+    from models import make_models
+
+    device = "cuda"
+    actor, critic = make_models(env, device)
+    collector = Collector(env, actor, frames_per_batch=64, total_frames=640, device=device)
+    for data in collector:
+        critic(data)
+"""
+
+
+def test_a_policy_built_with_device_bounds_in_a_helper_module_is_marked_at_its_cpu_collector(tmp_path: Path) -> None:
+    """NRN116: the policy the CPU collector copies comes from ``make_models`` of ``models.py``, imported
+    in the function, which builds TanhNormal bounds on the device in the ``make_actor`` it calls; the
+    collector is marked, naming where (torchrl's CPU copy keeps those bounds on the device)."""
+    src = project(tmp_path / "src", {"models.py": MODELS, "train.py": ON_POLICY})
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "train.py").read_text()
+    assert ("# porter: NRN116 the policy's distribution bounds are built on the device (models.make_actor(): "
+            "`env.action_spec.space.low.to(device)`)") in ported, ported
+    assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
+    assert (tmp_path / "again" / "train.py").read_text() == ported
+    (src / "models.py").write_text(MODELS.replace(".to(device)}", "}").replace(".low.to(device)", ".low"))
+    assert port([src], tmp_path / "out2") == 0
+    assert "distribution bounds" not in (tmp_path / "out2" / "train.py").read_text()

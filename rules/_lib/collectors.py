@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.metadata import ScopeProvider
 
 from porter.engine.rule import FileAnalysis, Rule
 from porter.rules._lib.args import keyword, positional
+from porter.rules._lib.imports import project_function, top_level
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.tree import child_index, name_bindings, visit_original
 
@@ -273,3 +275,82 @@ def _is_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
         arg = positional(value, 0) or keyword(value, "type")
         text = string_value(arg.value) if arg is not None and len(value.args) == 1 else None
     return text is not None and (text == "cpu" or text.startswith("cpu:"))
+
+
+# torchrl distributions that take bounds (``low``/``high``) and move them to their parameters' device
+# themselves (torchrl 0.14.1 modules/distributions/continuous.py:436-460, TanhNormal; :790-800, TanhDelta).
+BOUNDED_DISTRIBUTIONS = ("TanhNormal", "TanhDelta")
+_BOUND_KEYS = ("low", "high")
+
+
+def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str] | None:
+    """(where, the bound's code) when the policy handed to the collector ``call`` comes from a
+    function that builds distribution bounds on a device: ``policy = make_models(...)`` or
+    ``policy, critic = make_models(...)`` (the name's only binding), ``make_models`` a ``def`` of this
+    file or of a project module it imports, and in it, or in a function of its module it calls by
+    name, a ``"low"``/``"high"`` dict entry whose value is ``x.to(...)`` or a call given ``device=``,
+    in a function that names a bounded torchrl distribution (``TanhNormal``, ``TanhDelta``)."""
+    arg = keyword(call, "policy") or positional(call, 1)
+    if arg is None or not isinstance(arg.value, cst.Name):
+        return None
+    maker = _made_by(rule, arg.value)
+    found = project_function(rule, maker.func) if maker is not None else None
+    if maker is None or found is None:
+        return None
+    tree, function = found
+    module = tree if tree is not None else rule.context.module
+    functions = [function]
+    for node in _walk(function):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            callee = top_level(module, node.func.value)
+            if isinstance(callee, cst.FunctionDef) and callee not in functions:
+                functions.append(callee)
+    for each in functions:
+        text = module.code_for_node(each)
+        if not any(name in text for name in BOUNDED_DISTRIBUTIONS):
+            continue
+        for node in _walk(each):
+            if isinstance(node, cst.DictElement) and string_value(node.key) in _BOUND_KEYS and _on_device(node.value):
+                code = module.code_for_node(node.value).strip()
+                owners = {name.rpartition(".")[0] for name in rule.qualified(maker.func)} if tree is not None else set()
+                owner = f"{owners.pop()}." if len(owners) == 1 else ""
+                return f"{owner}{each.name.value}()", code
+    return None
+
+
+def _made_by(rule: Rule, name: cst.Name) -> cst.Call | None:
+    """The call whose result binds ``name`` (or a name of its tuple target), when that is its only binding."""
+    scope = rule.get_metadata(ScopeProvider, name, None)
+    if scope is None or name.value not in scope:
+        return None
+    assignments = list(scope[name.value])
+    if len(assignments) != 1:
+        return None
+    node = getattr(assignments[0], "node", None)
+    holder = rule.parent(node) if node is not None else None
+    while isinstance(holder, (cst.Element, cst.Tuple, cst.List)):
+        holder = rule.parent(holder)
+    assign = rule.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call):
+        return assign.value
+    return None
+
+
+def _walk(root: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(reversed(node.children))  # in source order
+    return found
+
+
+def _on_device(value: cst.BaseExpression) -> bool:
+    """``x.to(...)`` or a call given ``device=`` (``torch.as_tensor(x, device=device)``)."""
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+        return True
+    device = keyword(value, "device")
+    return device is not None and string_value(device.value) not in ("cpu",)

@@ -68,20 +68,20 @@ def top_level(module: cst.Module, name: str) -> cst.FunctionDef | cst.ClassDef |
 def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module | None, cst.FunctionDef] | None:
     """The one top-level ``def`` a callee names: (None, it) in this file (a name no import binds), or
     (the module's tree, it) in a project module the runner listed for the file (``from utils import
-    log_metrics``, ``import helpers; helpers.f``; ``porter.engine.imported``). None otherwise, and
+    log_metrics``, ``import helpers; helpers.f``, at the top or in a function;
+    ``porter.engine.imported``). None otherwise, and
     where the name may hold something else: a callee libcst resolves to several names (imports in
     branches), or a plain name the file binds anywhere but by that ``def`` or that import (a
     parameter, an assignment, a second ``def``, a ``global``)."""
     module = rule.context.module
     if isinstance(func, cst.Name):
         binders = name_binders(rule, func.value)
-        if import_binding(module, func.value) is None:
-            local = top_level(module, func.value)
-            if not isinstance(local, cst.FunctionDef) or binders != [local.name]:
-                return None
-            return None, local
         if len(binders) != 1:
             return None
+        if not any(isinstance(outer, (cst.Import, cst.ImportFrom)) for outer in rule.ancestors(binders[0])):
+            local = top_level(module, func.value)
+            return (None, local) if isinstance(local, cst.FunctionDef) and binders == [local.name] else None
+        # its one import, at the top or in a function (``from utils import make_models`` in main())
     if not rule.options.imports:
         return None
     qualified = rule.qualified(func)
