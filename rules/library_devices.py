@@ -397,7 +397,9 @@ class LibraryDevices(Rule):
                          f"torchrl's collector rejects a neuron {name} ({source}): the CPU where it is neuron")
         if not wrapped:
             return
-        shared = self._env_networks(node)
+        # the env goes where env_device= says, else device= (modules/inference_server/_config.py:193-203)
+        env_moved = "env_device" in wrapped or ("device" in wrapped and keyword(node, "env_device") is None)
+        shared = self._env_networks(node) if env_moved else None
         if shared is not None:
             name, source = shared
             self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "

@@ -455,3 +455,21 @@ def test_a_policy_built_with_device_bounds_in_a_helper_module_is_marked_at_its_c
     (src / "models.py").write_text(MODELS.replace(".to(device)}", "}").replace(".low.to(device)", ".low"))
     assert port([src], tmp_path / "out2") == 0
     assert "distribution bounds" not in (tmp_path / "out2" / "train.py").read_text()
+
+
+@pytest.mark.parametrize("imports", [
+    "import os\n\nif os.environ.get('USE_LOGGER'):\n    from utils import log_metrics\nelse:\n    from printing import *\n",
+    "import os\n\nfrom printing import *\n",
+])
+def test_a_helper_another_import_may_bind_is_not_read(tmp_path: Path, imports: str) -> None:
+    """``log_metrics`` imported in one branch, a star import (``printing.log_metrics`` prints) in the
+    other, or a star import beside a function's own import: the name may hold the printing one, so
+    NRN612 leaves the dict alone."""
+    body = OFFLINE.replace("from utils import log_metrics\n", imports)
+    if "if os.environ" not in imports:
+        body = body.replace("    for i in range(steps):", "    from utils import log_metrics\n\n    for i in range(steps):")
+    printing = LOG_HELPERS.replace("def log_metrics", "def unused").replace("def log_or_print", "def log_metrics")
+    src = project(tmp_path / "src", {"utils.py": LOG_HELPERS, "printing.py": printing, "offline.py": body})
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "offline.py").read_text()
+    assert "NRN612" not in ported and 'device="neuron"' in ported, ported

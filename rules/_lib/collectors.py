@@ -286,16 +286,19 @@ _BOUND_KEYS = ("low", "high")
 def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str] | None:
     """(where, the bound's code) when the policy handed to the collector ``call`` comes from a
     function that builds distribution bounds on a device: ``policy = make_models(...)`` or
-    ``policy, critic = make_models(...)`` (the name's only binding), ``make_models`` a ``def`` of this
-    file or of a project module it imports, and in it, or in a function of its module it calls by
-    name, a ``"low"``/``"high"`` dict entry whose value is ``x.to(...)`` or a call given ``device=``,
-    in a function that names a bounded torchrl distribution (``TanhNormal``, ``TanhDelta``)."""
+    ``policy, critic = make_models(...)`` (the name's only binding; no argument of that call a CPU
+    literal), ``make_models`` a ``def`` of this file or of a project module it imports, and in it, or
+    in a function of its module it calls by name, a ``"low"``/``"high"`` dict entry whose value is
+    ``x.to(d)`` or a call given ``device=d`` (``d`` not a CPU literal nor a ``torch`` dtype), in a
+    function whose code names a bounded torchrl distribution (``TanhNormal``, ``TanhDelta``)."""
     arg = keyword(call, "policy") or positional(call, 1)
     if arg is None or not isinstance(arg.value, cst.Name):
         return None
     maker = _made_by(rule, arg.value)
-    found = project_function(rule, maker.func) if maker is not None else None
-    if maker is None or found is None:
+    if maker is None or any(_cpu_literal(a.value) for a in maker.args):
+        return None
+    found = project_function(rule, maker.func)
+    if found is None:
         return None
     tree, function = found
     module = tree if tree is not None else rule.context.module
@@ -306,13 +309,13 @@ def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str] | None:
             if isinstance(callee, cst.FunctionDef) and callee not in functions:
                 functions.append(callee)
     for each in functions:
-        text = module.code_for_node(each)
-        if not any(name in text for name in BOUNDED_DISTRIBUTIONS):
+        nodes = _walk(each)
+        if not any(isinstance(node, cst.Name) and node.value in BOUNDED_DISTRIBUTIONS for node in nodes):
             continue
-        for node in _walk(each):
+        for node in nodes:
             if isinstance(node, cst.DictElement) and string_value(node.key) in _BOUND_KEYS and _on_device(node.value):
                 code = module.code_for_node(node.value).strip()
-                owners = {name.rpartition(".")[0] for name in rule.qualified(maker.func)} if tree is not None else set()
+                owners = {name.rpartition(".")[0].lstrip(".") for name in rule.qualified(maker.func)} if tree is not None else set()
                 owner = f"{owners.pop()}." if len(owners) == 1 else ""
                 return f"{owner}{each.name.value}()", code
     return None
@@ -347,10 +350,22 @@ def _walk(root: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _on_device(value: cst.BaseExpression) -> bool:
-    """``x.to(...)`` or a call given ``device=`` (``torch.as_tensor(x, device=device)``)."""
+    """``x.to(d)`` or a call given ``device=d``, ``d`` not a CPU literal nor a ``torch`` dtype."""
     if not isinstance(value, cst.Call):
         return False
-    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
-        return True
-    device = keyword(value, "device")
-    return device is not None and string_value(device.value) not in ("cpu",)
+    target = keyword(value, "device")
+    if target is None and isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+        target = positional(value, 0)
+    if target is None:
+        return False
+    where = target.value
+    dtype = isinstance(where, cst.Attribute) and dotted(where.value) == "torch" and where.attr.value != "device"
+    return not (dtype or _cpu_literal(where))
+
+
+def _cpu_literal(value: cst.BaseExpression) -> bool:
+    """``"cpu"`` / ``"cpu:0"`` or ``torch.device("cpu")``, read from the text (a node of another module too)."""
+    text = string_value(value)
+    if text is None and isinstance(value, cst.Call) and (dotted(value.func) or "").endswith("device") and len(value.args) == 1:
+        text = string_value(value.args[0].value)
+    return text is not None and (text == "cpu" or text.startswith("cpu:"))

@@ -68,8 +68,9 @@ def top_level(module: cst.Module, name: str) -> cst.FunctionDef | cst.ClassDef |
 def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module | None, cst.FunctionDef] | None:
     """The one top-level ``def`` a callee names: (None, it) in this file (a name no import binds), or
     (the module's tree, it) in a project module the runner listed for the file (``from utils import
-    log_metrics``, ``import helpers; helpers.f``, at the top or in a function;
-    ``porter.engine.imported``). None otherwise, and
+    log_metrics``, ``import helpers; helpers.f``, a statement of the module or of a function's body;
+    ``porter.engine.imported``). None otherwise (an import under ``if``/``try``, a file with a star
+    import that may bind the name too), and
     where the name may hold something else: a callee libcst resolves to several names (imports in
     branches), or a plain name the file binds anywhere but by that ``def`` or that import (a
     parameter, an assignment, a second ``def``, a ``global``)."""
@@ -81,7 +82,15 @@ def project_function(rule: Rule, func: cst.BaseExpression) -> tuple[cst.Module |
         if not any(isinstance(outer, (cst.Import, cst.ImportFrom)) for outer in rule.ancestors(binders[0])):
             local = top_level(module, func.value)
             return (None, local) if isinstance(local, cst.FunctionDef) and binders == [local.name] else None
-        # its one import, at the top or in a function (``from utils import make_models`` in main())
+        # its one import, a statement of the module or of a function body (``from utils import
+        # make_models`` in main()), not under an if/try; and no star import may bind the name too
+        line = next((outer for outer in rule.ancestors(binders[0]) if isinstance(outer, cst.SimpleStatementLine)), None)
+        block = rule.parent(line) if line is not None else None
+        if not (isinstance(block, cst.Module) or (isinstance(block, cst.IndentedBlock) and isinstance(rule.parent(block), cst.FunctionDef))):
+            return None
+        index = child_index(rule)
+        if index.find(index.root, cst.ImportStar):
+            return None
     if not rule.options.imports:
         return None
     qualified = rule.qualified(func)
