@@ -116,7 +116,8 @@ class FileContext:
             return True
         if self._suppressions is None:
             self._suppressions = Suppressions.of(self.text) or False
-        return bool(self._suppressions) and self._suppressions.covers(code, self.position(node)[0])  # type: ignore[union-attr]
+        found = self._suppressions
+        return isinstance(found, Suppressions) and found.covers(code, self.position(node)[0])
 
 
 class FileAnalysis(abc.ABC):

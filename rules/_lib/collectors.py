@@ -3,6 +3,7 @@ policy, what a device name is bound to. No rule lives here (NRN116 uses it)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -270,11 +271,7 @@ def bound_to_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
 
 
 def _is_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
-    text = string_value(value)
-    if text is None and isinstance(value, cst.Call) and rule.matches(value.func, "torch.device"):
-        arg = positional(value, 0) or keyword(value, "type")
-        text = string_value(arg.value) if arg is not None and len(value.args) == 1 else None
-    return text is not None and (text == "cpu" or text.startswith("cpu:"))
+    return _cpu_literal(value, lambda func: rule.matches(func, "torch.device"))
 
 
 # torchrl distributions that take bounds (``low``/``high``) and move them to their parameters' device
@@ -302,14 +299,15 @@ def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str] | None:
         return None
     tree, function = found
     module = tree if tree is not None else rule.context.module
+    index = child_index(rule)  # walks a node of another module's tree through its children
     functions = [function]
-    for node in _walk(function):
+    for node in index.walk(function):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
             callee = top_level(module, node.func.value)
             if isinstance(callee, cst.FunctionDef) and callee not in functions:
                 functions.append(callee)
     for each in functions:
-        nodes = _walk(each)
+        nodes = list(index.walk(each))
         if not any(isinstance(node, cst.Name) and node.value in BOUNDED_DISTRIBUTIONS for node in nodes):
             continue
         for node in nodes:
@@ -339,16 +337,6 @@ def _made_by(rule: Rule, name: cst.Name) -> cst.Call | None:
     return None
 
 
-def _walk(root: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(reversed(node.children))  # in source order
-    return found
-
-
 def _on_device(value: cst.BaseExpression) -> bool:
     """``x.to(d)`` or a call given ``device=d``, ``d`` not a CPU literal nor a ``torch`` dtype."""
     if not isinstance(value, cst.Call):
@@ -363,9 +351,14 @@ def _on_device(value: cst.BaseExpression) -> bool:
     return not (dtype or _cpu_literal(where))
 
 
-def _cpu_literal(value: cst.BaseExpression) -> bool:
-    """``"cpu"`` / ``"cpu:0"`` or ``torch.device("cpu")``, read from the text (a node of another module too)."""
+def _device_spelled(func: cst.BaseExpression) -> bool:
+    return (dotted(func) or "").endswith("device")
+
+
+def _cpu_literal(value: cst.BaseExpression, is_device: Callable[[cst.BaseExpression], bool] = _device_spelled) -> bool:
+    """``"cpu"`` / ``"cpu:0"``, or ``torch.device("cpu")`` (``type="cpu"``) where ``is_device`` says the
+    callee is ``torch.device``: by its qualified name in this file, by its spelling in another module."""
     text = string_value(value)
-    if text is None and isinstance(value, cst.Call) and (dotted(value.func) or "").endswith("device") and len(value.args) == 1:
+    if text is None and isinstance(value, cst.Call) and is_device(value.func) and len(value.args) == 1:
         text = string_value(value.args[0].value)
     return text is not None and (text == "cpu" or text.startswith("cpu:"))
