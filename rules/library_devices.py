@@ -412,16 +412,18 @@ class LibraryDevices(Rule):
             self._move_batches(node, reads, self._ported_text(stored_on, torch))
         # torchrl's policy device is policy_device=, else device= (modules/inference_server/_config.py:191-192)
         policy_on = wrapped.get("policy_device") if keyword(node, "policy_device") is not None else wrapped.get("device")
-        if policy_on is not None and copies_policy(self, node) and not self.analysis(PolicySyncs).found:
+        if policy_on is None or not copies_policy(self, node):
+            return  # no CPU copy of a policy
+        if not self.analysis(PolicySyncs).found:
             self._sync_policy(node, collector, reads, policy_on)
-        bounds = device_bounds(self, node) if policy_on is not None and copies_policy(self, node) else None
+        bounds = device_bounds(self, node)
         if bounds is not None:
             where, code = bounds
             self.mark(node, f"the policy's distribution bounds are built on the device ({where}: `{code}`): this "
                       f"collector's CPU copy of the policy keeps them there (torchrl maps only its parameters and "
-                      f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; build "
-                      "them on the host "
-                      "(TanhNormal and TanhDelta move their bounds to their parameters' device themselves)")
+                      f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; "
+                      "build them on the host (TanhNormal and TanhDelta move their bounds to their parameters' device "
+                      "themselves)")
 
     def _env_networks(self, node: cst.Call) -> tuple[str, str] | None:
         """(the name, its source) of a transform holding trained networks (``ENV_NETWORK_TRANSFORMS``)
@@ -432,19 +434,17 @@ class LibraryDevices(Rule):
             return None
         for part in child_index(self).find(arg.value, cst.Call, cst.Name):
             if isinstance(part, cst.Call):
-                source = next((ENV_NETWORK_TRANSFORMS[q] for q in self.qualified(part.func) if q in ENV_NETWORK_TRANSFORMS), None)
+                source = self._network_source(part)
                 if source is not None:
                     return self.context.module.code_for_node(part.func), source
             elif isinstance(part, cst.Name):
-                values = name_bindings(self, part)
-                calls = [v for v in values or () if isinstance(v, cst.Call)]
-                if not values or len(calls) != len(values):
-                    continue
-                sources = sorted(ENV_NETWORK_TRANSFORMS[q] for call in calls for q in self.qualified(call.func)
-                                 if q in ENV_NETWORK_TRANSFORMS)
-                if sources and all(any(q in ENV_NETWORK_TRANSFORMS for q in self.qualified(call.func)) for call in calls):
+                sources = [self._network_source(v) if isinstance(v, cst.Call) else None for v in name_bindings(self, part) or ()]
+                if sources and sources[0] is not None and all(sources):
                     return part.value, sources[0]
         return None
+
+    def _network_source(self, call: cst.Call) -> str | None:
+        return next((ENV_NETWORK_TRANSFORMS[q] for q in self.qualified(call.func) if q in ENV_NETWORK_TRANSFORMS), None)
 
     @staticmethod
     def _stored_on(node: cst.Call, wrapped: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:

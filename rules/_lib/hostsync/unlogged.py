@@ -159,7 +159,7 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, st
     writes: list[cst.SimpleStatementLine] = []
     conditions: list[str] = []
     consumers: list[tuple[str, str]] = []
-    after: list[cst.BaseStatement] | None = None
+    around: tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None = None  # (before, after) the loop
     for node in uses.get(name, ()):
         if node is binding.targets[0].target:
             continue
@@ -176,8 +176,8 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, st
         elif _bound_alone(scope, node):
             continue  # the name bound again outside the loop (``M = dict(restored)`` before it): not this dict
         else:
-            after = _after(scope, loop, function) if after is None else after
-            if not any(scope.within(node, s) for s in after):
+            around = around or _around(scope, loop, function)
+            if not any(scope.within(node, s) for s in around[1]):
                 return None  # before the loop, or in a loop around it before it (the next pass reads the last dict)
             consumer = _consumer(scope, function, node)  # after the loop: the last iteration's dict
         if consumer is None:
@@ -188,7 +188,7 @@ def _plan(scope: FileScope, loop: cst.For | cst.While, function: cst.CSTNode, st
             consumers.append(consumer[1:])
     if not conditions:
         return None
-    before = _before(scope, loop, function) if after is not None else None
+    before = around[0] if around is not None else None  # a consumer after the loop: where its test name is bound
     for condition in conditions:
         for binder in name_binders(scope.rule, condition):
             if scope.within(binder, loop) or isinstance(scope.parent(binder), cst.NameItem):
@@ -248,40 +248,27 @@ def _bound_alone(scope: FileScope, node: cst.Name) -> bool:
     return isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(scope.parent(assign), cst.SimpleStatementLine)
 
 
-def _after(scope: FileScope, loop: cst.CSTNode, function: cst.CSTNode) -> list[cst.BaseStatement]:
-    """The statements that run after ``loop`` ends: the rest of its block and of each block around it,
-    up to its function's end (an ``else`` or ``finally`` beside it is not among them)."""
-    found: list[cst.BaseStatement] = []
-    child: cst.CSTNode = loop
-    current = scope.parent(loop)
-    while current is not None:
-        if isinstance(current, (cst.IndentedBlock, cst.Module)):
-            body = list(current.body)
-            place = next(i for i, s in enumerate(body) if s is child)
-            found.extend(body[place + 1:])
-        if current is function:
-            break
-        child, current = current, scope.parent(current)
-    return found
-
-
-def _before(scope: FileScope, loop: cst.CSTNode, function: cst.CSTNode) -> list[cst.BaseStatement]:
-    """The statements that run once before ``loop`` starts: the statements before it in its block and
-    in each block around it, up to its function, none of them in a loop around it (their next pass
-    would run between two passes of ``loop``)."""
-    found: list[cst.BaseStatement] = []
+def _around(scope: FileScope, loop: cst.CSTNode, function: cst.CSTNode) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
+    """(before, after) ``loop``, up to its function: the statements that run once before it starts
+    (before it in its block and in each block around it, none in a loop around it: their next pass
+    would run between two passes of ``loop``), and those that run after it ends (the rest of its block
+    and of each block around it; an ``else`` or ``finally`` beside it is not among them)."""
+    before: list[cst.BaseStatement] = []
+    after: list[cst.BaseStatement] = []
     child: cst.CSTNode = loop
     current = scope.parent(loop)
     while current is not None:
         if isinstance(current, (cst.For, cst.While)):
-            found = []  # inside a loop around it: not once before it
+            before = []  # inside a loop around it: not once before it
         if isinstance(current, (cst.IndentedBlock, cst.Module)):
             body = list(current.body)
-            found.extend(body[:next(i for i, s in enumerate(body) if s is child)])
+            place = next(i for i, s in enumerate(body) if s is child)
+            before.extend(body[:place])
+            after.extend(body[place + 1:])
         if current is function:
             break
         child, current = current, scope.parent(current)
-    return found
+    return before, after
 
 
 def _consumer(scope: FileScope, stop: cst.CSTNode, node: cst.Name) -> tuple[str, str, str] | None:
