@@ -1089,6 +1089,15 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "moves its env there (_single.py:1223-1224), networks included: the loss, on the device, then calls CPU "
         "networks (torchrl/objectives/rnd.py:126), a crash on a Trainium host. Not ported yet: it needs the env's "
         "networks kept apart from the loss's"),),
+    "torchrl-0.14.1/sota-implementations/sac/sac-async.py": ((
+        "run-to-run nondeterminism", "the script's own (its design)",
+        "its collector runs in another process and extends the shared replay buffer while the script trains "
+        "(sac-async.py:130-137, AsyncCollector with replay_buffer=; total_frames is not a stop with a buffer: 6 runs of "
+        "2026-12-07 with total_frames=96 saw 320 to 480 frames written by step 1), so each sample depends on timing and "
+        "the original differs from itself at step 1: no parity verdict can hold, on CUDA as on Neuron. The port runs "
+        "(before 2026-12-07 it crashed: a neuron storage cannot be shared, torchrl/data/replay_buffers/storages/"
+        "tensor.py:510-518; NRN116 now puts the shared storage on the CPU and moves each sample), compiles and "
+        "lowers its update, and has no per-step sync left"),),
     "torchrl-0.14.1/sota-implementations/multiagent/maddpg_iddpg.py": ((
         "continuous.py", "porter's (no compile it can insert here yet)",
         "porter leaves the DDPGLoss eager (NRN413): its TanhDelta actor raises under compile with its default "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from typing import ClassVar, cast
@@ -13,6 +14,7 @@ from porter.engine.changes import ImportSpec, Safety
 from porter.engine.rule import FileContext, Rule
 from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.branches import in_kept_cuda_branch
+from porter.rules._lib.buffers import samples, shared, storage_device
 from porter.rules._lib.collectors import (
     BatchRead,
     PolicySyncs,
@@ -119,6 +121,10 @@ CONFIG_DEVICE_READERS: dict[str, str] = {
     "torchtune.training.checkpointing._checkpoint_client.CheckpointClient":
         "torchtune/training/checkpointing/_checkpoint_client.py:75",
 }
+# torchrl 0.14.1 pickles a replay buffer's storage for another process (a multi-process collector's
+# worker) only when it is on cpu, cuda or meta: "The storage must be place in shared memory or memmapped
+# before being shared between processes" (torchrl/data/replay_buffers/storages/tensor.py:510-518).
+_SHARED_STORAGE = "torchrl/data/replay_buffers/storages/tensor.py:510-518"
 _INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
 _HOST_NOT_NEURON = 'getattr({torch}.accelerator.current_accelerator(), "type", None) != "neuron"'
 
@@ -164,6 +170,17 @@ class LibraryDevices(Rule):
           its module it calls by name, a ``"low"``/``"high"`` entry ``x.to(...)`` or a call given
           ``device=``, in a function that names ``TanhNormal``/``TanhDelta``): torchrl's CPU copy
           maps only parameters and buffers, so those bounds stay on the device.
+        * A replay buffer built with ``shared=True`` (handed to another process: a multi-process
+          collector's workers extend it) on a device that may be the accelerator gets its storage on
+          the CPU where that device is neuron, and each ``x = buffer.sample(...)`` of the function
+          that builds it is followed by ``x = x.to(device)``. The storage's device is the
+          ``device=`` of a torchrl buffer's ``storage=XStorage(...)``, or the argument a helper
+          of the file or of a project module (``make_replay_buffer(..., device=device,
+          shared=True)``) passes on as ``device=`` to a call spelled ``...Storage`` (or
+          ``partial(...Storage, device=...)``) when it also passes its own ``shared`` to a call
+          spelled ``...ReplayBuffer``. A review marker where another use of the buffer may sample
+          it (handed to a call other than a collector's ``replay_buffer=``, a ``sample()`` that is
+          not ``x = buffer.sample(...)`` on its own line).
         * torchrl's ``get_available_device()`` → ``torch.device("neuron:0" if
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device
@@ -212,7 +229,12 @@ class LibraryDevices(Rule):
         ``modules/tensordict_module/exploration.py:771``) has no weights and the call raises
         ("Collector cannot update policy weights ...", ``_single.py:1727``). A collector with a
         replay buffer extends it and yields None (``_single.py:1846-1853``,
-        ``_multi_sync.py:319-320``). ``get_available_device``
+        ``_multi_sync.py:319-320``). A buffer's storage is pickled for another process only on
+        cpu, cuda or meta (``torchrl/data/replay_buffers/storages/tensor.py:510-518``: "The storage
+        must be place in shared memory or memmapped"): a ported ``cuda`` storage shared with a
+        collector's workers crashes at the collector's start (sac-async, found by ``porter check``);
+        on the CPU torchrl puts it in shared memory, and a sample moved to the device is what the
+        CUDA storage gave the script. ``get_available_device``
         (``torchrl/_utils.py:1197``) knows CUDA, NPU and MPS and returns the CPU on Trainium, so
         the port has to pick the accelerator itself (the CPU where there is none, as before).
         torchtune's ``get_dtype`` raises for bf16 on any non-CPU device whose bf16 support
@@ -241,6 +263,8 @@ class LibraryDevices(Rule):
         torchtune's own call runs, as before.
 
     Before:
+        buffer = make_replay_buffer(cfg.batch_size, device=device, shared=True)
+        batch = buffer.sample()
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
         for i, batch in enumerate(collector):
             loss_module.value_estimator(batch)
@@ -257,6 +281,9 @@ class LibraryDevices(Rule):
             memory_stats = training.get_memory_stats(device=self._device)
 
     After:
+        buffer = make_replay_buffer(cfg.batch_size, device="cpu" if str(device).startswith("neuron") else device, shared=True)
+        batch = buffer.sample()
+        batch = batch.to(device)
         collector = Collector(env, policy, device="cpu" if str(cfg.env.device).startswith("neuron") else cfg.env.device, storing_device="cpu" if str(cfg.train.device).startswith("neuron") else cfg.train.device)
         for i, batch in enumerate(collector):
             batch = batch.to(cfg.train.device)
@@ -297,6 +324,11 @@ class LibraryDevices(Rule):
         read with its later value. The policy copy is a different object: code that reads the
         collector's policy between ``update_policy_weights_()`` calls sees the weights of the
         last call.
+        A shared buffer's storage device and ``shared`` flag are followed into a helper by
+        spelling (``...Storage``, ``...ReplayBuffer``; the helper found by ``project_function``),
+        and its samples only in the function that builds it, by name (``x = buffer.sample()``;
+        attribute reads and calls such as ``buffer.extend(...)`` and a ``replay_buffer=`` argument
+        of a callee spelled ``...collector...`` are not samples).
         The memory-stats guard is found by spelling of the call's own device argument:
         ``D.type != "cpu"`` (or the port's ``D.type != "neuron"``) in an enclosing ``if`` (alone or
         in an ``and``); on neuron the recipe then logs no memory. The statements wrapped with the
@@ -311,22 +343,23 @@ class LibraryDevices(Rule):
 
     code: ClassVar[str] = "NRN116"
     name: ClassVar[str] = "library-devices"
-    summary: ClassVar[str] = ("devices torchrl collectors / torchtune's bf16 check reject -> CPU; get_available_device() -> "
+    summary: ClassVar[str] = ("devices torchrl collectors / shared replay buffers / torchtune's bf16 check reject -> CPU; get_available_device() -> "
                               "accelerator; torchtune's memory stats skipped on neuron")
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
                                            "cleanup_before_training", "get_device", "compile_model", "compile_loss",
-                                           "CheckpointClient")
+                                           "CheckpointClient", "shared")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
         COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS, COMPILERS or CONFIG_DEVICE_READERS (each part of it then an
-        identifier of the file)."""
+        identifier of the file), or on a call given ``shared=True`` (a replay buffer shared between processes)."""
         return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
                                                     COMPILERS, CONFIG_DEVICE_READERS)
-                   for name in table)
+                   for name in table) or any(
+            kw.arg == "shared" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in facts.of(ast.keyword))
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
@@ -337,6 +370,8 @@ class LibraryDevices(Rule):
         collector = next((COLLECTORS[n] for n in names if n in COLLECTORS), None)
         if collector is not None:
             self._collector(node, collector)
+        elif shared(node):
+            self._shared_buffer(node)
         elif any(n in CHOOSERS for n in names):
             self._chooser(node, next(CHOOSERS[n] for n in names if n in CHOOSERS))
         elif any(n in BF16_CHECKS for n in names):
@@ -424,6 +459,29 @@ class LibraryDevices(Rule):
                       f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; "
                       "build them on the host (TanhNormal and TanhDelta move their bounds to their parameters' device "
                       "themselves)")
+
+    def _shared_buffer(self, node: cst.Call) -> None:
+        """A replay buffer built with ``shared=True`` on a device that may be neuron: its storage on the
+        CPU there (torchrl pickles only a cpu/cuda/meta storage for another process), each sample moved
+        back to that device where the function that builds it samples it."""
+        arg = storage_device(self, node)
+        if arg is None or not self._may_be_accelerator(arg.value) or bound_to_cpu(self, arg.value):
+            return
+        torch, _ = torch_ref(self.context.module)
+        target = self._ported_text(arg.value, torch)
+        self.replace(arg, _with_value(self._cpu_where_neuron(arg.value, '"cpu"')),
+                     f"torchrl shares a replay buffer's storage with other processes only on cpu/cuda ({_SHARED_STORAGE}): "
+                     "the CPU where its device is neuron")
+        assign = self.parent(node)
+        name = (assign.targets[0].target.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                and isinstance(assign.targets[0].target, cst.Name) else None)
+        found = samples(self, enclosing_function(self, node) or self.context.module, name) if name else None
+        if found is None or not found.complete or target is None:
+            self.mark(node, f"this shared replay buffer now stores on the CPU: move each sample to {target or 'the device'} "
+                      "where the script reads it (batch = batch.to(device))")
+        for batch, line in found.lines if found is not None and target is not None else ():
+            self.insert_after(line, [cst.parse_statement(f"{batch} = {batch}.to({target})")],
+                              f"the shared replay buffer stores on the CPU: each sample moved to {target}")
 
     def _env_networks(self, node: cst.Call) -> tuple[str, str] | None:
         """(the name, its source) of a transform holding trained networks (``ENV_NETWORK_TRANSFORMS``)

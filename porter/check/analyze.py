@@ -199,7 +199,7 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
         if sync["step"] < 1:
             continue
         stack = [tuple(f) for f in sync.get("stack", [])] or [(sync["file"], sync["line"])]
-        if source.excused(stack):
+        if _excused(record, sync, stack):
             continue
         own = next((f for f in stack if not _library(str(f[0]))), None)
         file, line, inside = _own_site(sync["file"], sync["line"], own)
@@ -357,6 +357,25 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
     return out
 
 
+def _excused(record: dict[str, Any], sync: dict[str, Any], stack: list[tuple[Any, ...]]) -> str | None:
+    """Why a sync after step 0 is not a per-step sync: a logging interval, a deliberate-sync marker,
+    or the script's own eager warm-up: it ran in a function the script hands to torch.compile only
+    at a later step (torchrl's compile_with_warmup calls it eagerly first). The same line syncing at
+    or after that step is still a finding."""
+    why = source.excused(stack)
+    if why:
+        return why
+    for call in record.get("compile_calls", []):
+        code, at = call.get("code"), call.get("step")
+        if not code or at is None or sync["step"] >= at:
+            continue
+        file, first, last = code
+        if any(str(f[0]) == file and first <= int(f[1]) <= last for f in stack):
+            return (f"eager warm-up: the function at {os.path.basename(file)}:{first} runs eagerly until the script "
+                    f"compiles it at step {at}")
+    return None
+
+
 def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], ...]:
     """Every per-step sync (step >= 1) that is not a finding, with the reason: a logging interval
     or the deliberate-sync marker that covers it."""
@@ -366,7 +385,7 @@ def excused_syncs(record: dict[str, Any], script: str) -> tuple[dict[str, Any], 
         if sync["step"] < 1:
             continue
         stack = [tuple(f) for f in sync.get("stack", [])] or [(sync["file"], sync["line"])]
-        why = source.excused(stack)
+        why = _excused(record, sync, stack)
         if why:
             per[(sync["file"], sync["line"], sync["kind"], why)] += sync["count"]
     return tuple(
@@ -619,7 +638,7 @@ def syncs_per_step(record: dict[str, Any], steps: int) -> dict[str, float]:
     n = max(1, steps - 1) if steps > 1 else 1
     total = sum(s["count"] for s in later)
     unexcused = sum(
-        s["count"] for s in later if not source.excused([tuple(f) for f in s.get("stack", [])] or [(s["file"], s["line"])])
+        s["count"] for s in later if not _excused(record, s, [tuple(f) for f in s.get("stack", [])] or [(s["file"], s["line"])])
     )
     warmup = sum(s["count"] for s in record.get("syncs", []) if s["step"] == 0)
     return {"warm-up (step 0)": float(warmup), "per step (steps >= 1, all)": total / n, "per step (findings)": unexcused / n}

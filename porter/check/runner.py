@@ -248,7 +248,11 @@ def run(spec: RunSpec) -> RunResult:
                 records.append(None)
         spawned = _spawned_records(work)
         if spawned:
-            records = _adopt_ranks(records[0], spawned)
+            launcher = records[0]
+            if launcher is not None and _helpers_only(launcher, spawned):
+                records[0] = _noting_helpers(launcher, len(spawned))
+            else:
+                records = _adopt_ranks(records[0], spawned)
         first = procs[0]
         return RunResult(
             record=records[0],
@@ -271,6 +275,25 @@ def _spawned_records(work: str) -> list[dict[str, Any]]:
         except (OSError, json.JSONDecodeError):
             continue
     return sorted(found, key=lambda r: (r.get("rank") is None, r.get("rank") or 0, r.get("pid") or 0))
+
+
+def _trained(record: dict[str, Any] | None) -> bool:
+    """The process counted a step or ran a backward()."""
+    return record is not None and bool(record.get("steps") or record.get("backward_calls"))
+
+
+def _helpers_only(launcher: dict[str, Any] | None, spawned: list[dict[str, Any]]) -> bool:
+    """The launcher trained and no process it spawned did: those are helpers (a torchrl collector's
+    worker stepping an env, a data loader's worker), not ranks."""
+    return _trained(launcher) and not any(_trained(child) for child in spawned)
+
+
+def _noting_helpers(launcher: dict[str, Any], count: int) -> dict[str, Any]:
+    record = dict(launcher)
+    record["notes"] = list(dict.fromkeys([*launcher.get("notes", []),
+                                          f"{count} process(es) spawned by the script ran no training step (helpers: a "
+                                          "collector's or a loader's worker): findings are the launcher's"]))
+    return record
 
 
 def _adopt_ranks(launcher: dict[str, Any] | None, spawned: list[dict[str, Any]]) -> list[dict[str, Any] | None]:

@@ -363,3 +363,33 @@ def test_a_sync_once_per_outer_loop_is_named_with_its_steps() -> None:
     (sync,) = findings(report, "host-sync")
     assert sync["line"] == marked_line("outer_loop_sync.py", "EPOCH-SYNC")
     assert sync["message"].startswith("host sync `item` at steps 2, 4 of steps 1-4, outside a logging interval (not every"), sync["message"]
+
+
+def test_vmap_over_a_tensor_collection_leaf_is_on_its_device() -> None:
+    """A tensor collection excluded from pytree (torchrl's sac scripts) is one leaf to torch.vmap: its
+    tensors decide the outputs' device. Before, the vmapped Q-values came back untagged and every use
+    with a device tensor read as mixing (sac-async's loss, torchrl/objectives/sac.py:895)."""
+    code, report = check("vmap_tensordict.py", "--steps", "2", "--allow-eager")
+    assert not findings(report, "device-mixing"), report["findings"]
+    assert report["steps_run"] == 2 and code == 0, report["findings"]
+
+
+def test_a_sync_in_the_scripts_eager_warm_up_is_excused() -> None:
+    """A function run eagerly for its first calls and compiled after (torchrl's compile_with_warmup):
+    its host sync at step 1 is the warm-up's, listed as excused, not a per-step sync."""
+    code, report = check("warmup_eager_sync.py", "--steps", "4")
+    assert report["steps_run"] == 4 and not findings(report, "host-sync"), report["findings"]
+    excused = [e for e in report["excused_syncs"] if e["line"] == marked_line("warmup_eager_sync.py", "BOUND-CHECK")]
+    assert excused and "eager warm-up" in excused[0]["reason"] and "compiles it at step 2" in excused[0]["reason"]
+    assert report["syncs_per_step"]["per step (findings)"] == 0
+    assert report["syncs_per_step"]["per step (steps >= 1, all)"] > 0
+
+
+def test_a_spawned_helper_does_not_replace_the_launchers_record() -> None:
+    """A process the script spawns that trains nothing (a collector's worker compiling its host policy)
+    is a helper: the launcher's steps and losses stay the run's. Before, its record was adopted as
+    rank 0's and the check saw 0 steps and no device (sac-async)."""
+    code, report = check("spawn_helper.py", "--steps", "3")
+    assert report["steps_run"] == 3 and len(report["losses"]) == 3, report["findings"]
+    assert any("1 process(es) spawned by the script ran no training step" in n for n in report["notes"])
+    assert not findings(report, "no-device") and code == 0, report["findings"]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -128,6 +128,16 @@ def host_module(model: Any) -> bool:
     return bool(tensors) and all(dev_of(t) != "neuron" for t in tensors)
 
 
+def _code_span(model: Any) -> list[Any] | None:
+    """[file, first line, last line] of the function (or module's forward) handed to torch.compile."""
+    function = model.forward if isinstance(model, torch.nn.Module) else model
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    if code is None:
+        return None
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return [code.co_filename, code.co_firstlineno, max(lines, default=code.co_firstlineno)]
+
+
 def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: bool = False) -> None:
     """Record every ``torch.compile`` call. Port, emulated: the emulated neuron backend, with
     ``fullgraph`` as the user asked (a graph break under ``fullgraph=True`` raises, as on the
@@ -149,6 +159,10 @@ def patch_compile(role: str, backend: Callable[..., Any] | None, keep_options: b
                 "host_module": role == "port" and host_module(model),
                 # the emulated backend honours fullgraph (a break raises); the device target reports breaks instead
                 "fullgraph_reported": keep_options,
+                # the step it was called at and the code it compiles: a sync in that code before this
+                # step ran in the script's eager warm-up calls (torchrl's compile_with_warmup)
+                "step": STATE.steps,
+                "code": _code_span(model),
             }
         )
         if role == "original":
@@ -626,6 +640,15 @@ def patch_vmap() -> None:
 
     from porter.check.harness.device_mode import dev_of, tag
 
+    def _tensors(tree: Any) -> Iterator[torch.Tensor]:
+        # a TensorDict is a pytree leaf where a script excludes it from pytree (torchrl's sac scripts:
+        # tensordict.nn.functional_modules._exclude_td_from_pytree().set()): its own tensors count
+        for leaf in tree_leaves(tree):
+            if isinstance(leaf, torch.Tensor):
+                yield leaf
+            elif type(leaf).__module__.startswith("tensordict") and callable(getattr(leaf, "values", None)):
+                yield from (t for t in leaf.values(True, True) if isinstance(t, torch.Tensor))
+
     original = torch.vmap
 
     def vmap(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Callable[..., Any]:
@@ -636,11 +659,10 @@ def patch_vmap() -> None:
             out = mapped(*inputs, **named)
             if torch.compiler.is_compiling():
                 return out
-            dev = next((d for t in tree_leaves((inputs, named)) if isinstance(t, torch.Tensor)
-                        and (d := dev_of(t)) is not None), None)
+            dev = next((d for t in _tensors((inputs, named)) if (d := dev_of(t)) is not None), None)
             if dev is not None:
-                for t in tree_leaves(out):
-                    if isinstance(t, torch.Tensor) and dev_of(t) is None:
+                for t in _tensors(out):
+                    if dev_of(t) is None:
                         tag(t, dev)
             return out
 
