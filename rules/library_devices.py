@@ -24,6 +24,7 @@ from porter.rules._lib.collectors import (
     copies_policy,
     device_bounds,
     fills_buffer,
+    never_accelerator,
     sole_binding,
 )
 from porter.rules._lib.device import (
@@ -464,22 +465,31 @@ class LibraryDevices(Rule):
         """A replay buffer built with ``shared=True`` on a device that may be neuron: its storage on the
         CPU there (torchrl pickles only a cpu/cuda/meta storage for another process), each sample moved
         back to that device where the function that builds it samples it."""
-        arg = storage_device(self, node)
-        if arg is None or not self._may_be_accelerator(arg.value) or bound_to_cpu(self, arg.value):
+        found = storage_device(self, node)
+        if found is None or (found.arg is not None and never_accelerator(self, found.arg.value)):
+            return
+        why = f"torchrl shares a replay buffer's storage with other processes only on cpu/cuda ({_SHARED_STORAGE})"
+        arg = found.arg
+        if arg is not None and _cpu_wrapped(arg.value):
+            return  # the port's own wrap (a fixed point)
+        if arg is None or not self._may_be_accelerator(arg.value):
+            # the callee's own default, or an expression a wrap would evaluate twice (torch.device("cuda"), cfg["device"])
+            self.mark(node, f"{why}: where this shared replay buffer's storage device is neuron, build the storage on the CPU "
+                      "and move each sample to the device (batch = batch.to(device))")
             return
         torch, _ = torch_ref(self.context.module)
         target = self._ported_text(arg.value, torch)
-        self.replace(arg, _with_value(self._cpu_where_neuron(arg.value, '"cpu"')),
-                     f"torchrl shares a replay buffer's storage with other processes only on cpu/cuda ({_SHARED_STORAGE}): "
-                     "the CPU where its device is neuron")
+        self.replace(arg, _with_value(self._cpu_where_neuron(arg.value, '"cpu"')), f"{why}: the CPU where its device is neuron")
         assign = self.parent(node)
-        name = (assign.targets[0].target.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1
+        name = (assign.targets[0].target if isinstance(assign, cst.Assign) and len(assign.targets) == 1
                 and isinstance(assign.targets[0].target, cst.Name) else None)
-        found = samples(self, enclosing_function(self, node) or self.context.module, name) if name else None
-        if found is None or not found.complete or target is None:
+        bindings = name_bindings(self, name) if name is not None else None
+        found_samples = (samples(self, enclosing_function(self, node) or self.context.module, name.value)
+                         if name is not None and bindings is not None and len(bindings) == 1 and found.tensordicts else None)
+        if found_samples is None or not found_samples.complete or target is None:
             self.mark(node, f"this shared replay buffer now stores on the CPU: move each sample to {target or 'the device'} "
                       "where the script reads it (batch = batch.to(device))")
-        for batch, line in found.lines if found is not None and target is not None else ():
+        for batch, line in found_samples.lines if found_samples is not None and target is not None else ():
             self.insert_after(line, [cst.parse_statement(f"{batch} = {batch}.to({target})")],
                               f"the shared replay buffer stores on the CPU: each sample moved to {target}")
 
@@ -826,6 +836,15 @@ class LibraryDevices(Rule):
             ported = accelerator_string(value, torch) if self.options.style == "accelerator" else neuron_string(value)
             return self.context.module.code_for_node(ported)
         return self.context.module.code_for_node(value)
+
+
+def _cpu_wrapped(value: cst.BaseExpression) -> bool:
+    """``"cpu" if str(x).startswith("neuron") else x``: a device the port already keeps off neuron."""
+    if not (isinstance(value, cst.IfExp) and string_value(value.body) == "cpu" and isinstance(value.test, cst.Call)):
+        return False
+    func = value.test.func
+    return (isinstance(func, cst.Attribute) and func.attr.value == "startswith" and len(value.test.args) == 1
+            and string_value(value.test.args[0].value) == "neuron")
 
 
 def _reads(rule: Rule, statement: cst.CSTNode, names: set[str]) -> bool:

@@ -360,15 +360,22 @@ def findings_of(record: dict[str, Any], script: str, role: str = "port") -> list
 def _excused(record: dict[str, Any], sync: dict[str, Any], stack: list[tuple[Any, ...]]) -> str | None:
     """Why a sync after step 0 is not a per-step sync: a logging interval, a deliberate-sync marker,
     or the script's own eager warm-up: it ran in a function the script hands to torch.compile only
-    at a later step (torchrl's compile_with_warmup calls it eagerly first). The same line syncing at
-    or after that step is still a finding."""
+    at a later step (torchrl's compile_with_warmup calls it eagerly first), a step the run went past
+    with a graph compiled from then on. The same line syncing at or after that step is still a
+    finding."""
     why = source.excused(stack)
     if why:
         return why
+    steps = int(record.get("steps") or 0)
     for call in record.get("compile_calls", []):
         code, at = call.get("code"), call.get("step")
-        if not code or at is None or sync["step"] >= at:
-            continue
+        if not code or at is None or sync["step"] >= at or at >= steps:
+            continue  # not before the compile, or no step after it to show the sync gone
+        if not any(int(graph.get("step") or 0) >= at for graph in record.get("graphs", [])):
+            continue  # nothing was compiled from then on: the function may still run eagerly
+        if any(other.get("code") == code and other.get("step") is not None and other["step"] <= sync["step"]
+               for other in record.get("compile_calls", [])):
+            continue  # the same code was compiled already when it synced (a compile in the loop, a recompile)
         file, first, last = code
         if any(str(f[0]) == file and first <= int(f[1]) <= last for f in stack):
             return (f"eager warm-up: the function at {os.path.basename(file)}:{first} runs eagerly until the script "

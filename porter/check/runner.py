@@ -250,7 +250,7 @@ def run(spec: RunSpec) -> RunResult:
         if spawned:
             launcher = records[0]
             if launcher is not None and _helpers_only(launcher, spawned):
-                records[0] = _noting_helpers(launcher, len(spawned))
+                records[0] = _noting_helpers(launcher, spawned)
             else:
                 records = _adopt_ranks(records[0], spawned)
         first = procs[0]
@@ -283,16 +283,19 @@ def _trained(record: dict[str, Any] | None) -> bool:
 
 
 def _helpers_only(launcher: dict[str, Any] | None, spawned: list[dict[str, Any]]) -> bool:
-    """The launcher trained and no process it spawned did: those are helpers (a torchrl collector's
-    worker stepping an env, a data loader's worker), not ranks."""
-    return _trained(launcher) and not any(_trained(child) for child in spawned)
+    """The launcher trained and no process it spawned did or has a rank: those are helpers (a torchrl
+    collector's worker stepping an env, a data loader's worker), not ranks."""
+    return _trained(launcher) and not any(_trained(child) or child.get("rank") is not None for child in spawned)
 
 
-def _noting_helpers(launcher: dict[str, Any], count: int) -> dict[str, Any]:
+def _noting_helpers(launcher: dict[str, Any], spawned: list[dict[str, Any]]) -> dict[str, Any]:
     record = dict(launcher)
+    graphs = sum(len(child.get("graphs", [])) for child in spawned)
+    syncs = sum(int(sync.get("count", 0)) for child in spawned for sync in child.get("syncs", []))
     record["notes"] = list(dict.fromkeys([*launcher.get("notes", []),
-                                          f"{count} process(es) spawned by the script ran no training step (helpers: a "
-                                          "collector's or a loader's worker): findings are the launcher's"]))
+                                          f"{len(spawned)} process(es) spawned by the script ran no training step (helpers: a "
+                                          f"collector's or a loader's worker; {graphs} graph(s) compiled, {syncs} host "
+                                          "sync(s) there, not checked): findings are the launcher's"]))
     return record
 
 

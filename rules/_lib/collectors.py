@@ -274,6 +274,15 @@ def _is_cpu(rule: Rule, value: cst.BaseExpression) -> bool:
     return _cpu_literal(value, lambda func: rule.matches(func, "torch.device"))
 
 
+def never_accelerator(rule: Rule, value: cst.BaseExpression) -> bool:
+    """``value`` is the CPU (a literal, ``torch.device("cpu")``, a name bound only to those), ``None``,
+    or another string than a ``cuda``/``neuron`` one (``"auto"``, ``"meta"``)."""
+    if bound_to_cpu(rule, value) or _is_cpu(rule, value) or (isinstance(value, cst.Name) and value.value == "None"):
+        return True
+    text = string_value(value)
+    return text is not None and not (text.startswith("cuda") or text.startswith("neuron"))
+
+
 # torchrl distributions that take bounds (``low``/``high``) and move them to their parameters' device
 # themselves (torchrl 0.14.1 modules/distributions/continuous.py:436-460, TanhNormal; :790-800, TanhDelta).
 BOUNDED_DISTRIBUTIONS = ("TanhNormal", "TanhDelta")

@@ -385,6 +385,15 @@ def test_a_sync_in_the_scripts_eager_warm_up_is_excused() -> None:
     assert report["syncs_per_step"]["per step (steps >= 1, all)"] > 0
 
 
+def test_a_sync_before_a_compile_the_run_never_reached_is_a_finding() -> None:
+    """Stopped after 2 steps, the run never saw the update compiled: nothing shows the sync gone, so
+    it stays a per-step sync at its line."""
+    code, report = check("warmup_eager_sync.py", "--steps", "2")
+    syncs = findings(report, "host-sync")
+    assert code == 1 and [f["line"] for f in syncs] == [marked_line("warmup_eager_sync.py", "BOUND-CHECK")], report["findings"]
+    assert not report["excused_syncs"]
+
+
 def test_a_spawned_helper_does_not_replace_the_launchers_record() -> None:
     """A process the script spawns that trains nothing (a collector's worker compiling its host policy)
     is a helper: the launcher's steps and losses stay the run's. Before, its record was adopted as

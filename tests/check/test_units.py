@@ -302,3 +302,59 @@ def test_the_scripts_frames_under_a_deep_library_stack_are_kept(tmp_path: Path) 
     assert [f for f, _ in stack[:8]] == [str(library)] * 8
     assert (str(script), 2) in stack
     assert len([f for f, _ in stack if f == str(library)]) == 8  # library frames past the first 8 are dropped
+
+
+def _warmup_record(steps: int, compiles: list[int]) -> tuple[dict, dict]:
+    """A sync at step 1 inside update() (lines 10-20 of train.py), update handed to torch.compile at
+    each step of ``compiles``, one graph per compile."""
+    sync = {"kind": "__bool__", "file": "/x/lib.py", "line": 5, "step": 1, "count": 1,
+            "stack": [["/x/lib.py", 5], ["/x/train.py", 12]]}
+    record = {"steps": steps, "syncs": [sync],
+              "compile_calls": [{"step": at, "code": ["/x/train.py", 10, 20]} for at in compiles],
+              "graphs": [{"step": at} for at in compiles]}
+    return record, sync
+
+
+def test_a_sync_before_the_scripts_compile_is_warm_up() -> None:
+    record, sync = _warmup_record(steps=3, compiles=[2])
+    why = analyze._excused(record, sync, [tuple(f) for f in sync["stack"]])
+    assert why is not None and "eager warm-up" in why and "step 2" in why
+
+
+def test_a_sync_after_an_earlier_compile_of_the_same_code_is_not_warm_up() -> None:
+    # compiled at step 0 and again at step 2 (a compile in the loop, a recompile): step 1 ran compiled
+    record, sync = _warmup_record(steps=3, compiles=[0, 2])
+    assert analyze._excused(record, sync, [tuple(f) for f in sync["stack"]]) is None
+
+
+def test_a_compile_at_the_last_step_proves_nothing() -> None:
+    record, sync = _warmup_record(steps=2, compiles=[2])
+    assert analyze._excused(record, sync, [tuple(f) for f in sync["stack"]]) is None
+    record, sync = _warmup_record(steps=3, compiles=[2])
+    record["graphs"] = []  # compiled, but no graph from then on: it may still run eagerly
+    assert analyze._excused(record, sync, [tuple(f) for f in sync["stack"]]) is None
+
+
+def test_the_compiled_code_span_is_the_decorated_function_s_own() -> None:
+    import functools
+
+    from porter.check.harness.patches import _code_span
+
+    def timed(fn):
+        @functools.wraps(fn)
+        def wrapper(*args):
+            return fn(*args)
+        return wrapper
+
+    @timed
+    def update(x):
+        y = x + 1
+        return y
+
+    @timed
+    def evaluate(x):
+        return x
+
+    span, other = _code_span(update), _code_span(evaluate)
+    assert span is not None and other is not None and span != other
+    assert span[0] == __file__ and span[1] == update.__wrapped__.__code__.co_firstlineno

@@ -19,6 +19,7 @@ Each function here changes one torch entry point in the subprocess only, for one
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import types
 from collections.abc import Callable, Iterator
@@ -131,7 +132,12 @@ def host_module(model: Any) -> bool:
 def _code_span(model: Any) -> list[Any] | None:
     """[file, first line, last line] of the function (or module's forward) handed to torch.compile."""
     function = model.forward if isinstance(model, torch.nn.Module) else model
-    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    function = getattr(function, "__func__", function)
+    try:  # a decorated function's own code, not its decorator's wrapper (shared by every function it wraps)
+        function = inspect.unwrap(function)
+    except ValueError:  # a cycle of __wrapped__
+        return None
+    code = getattr(function, "__code__", None)
     if code is None:
         return None
     lines = [line for _, _, line in code.co_lines() if line is not None]
