@@ -349,14 +349,15 @@ class LibraryDevices(Rule):
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
                                            "cleanup_before_training", "get_device", "compile_model", "compile_loss",
-                                           "CheckpointClient", "shared")
+                                           "CheckpointClient", "shared=True")  # PEP 8's spelling of the keyword
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
         COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS, COMPILERS or CONFIG_DEVICE_READERS (each part of it then an
-        identifier of the file), or on a call given ``shared=True`` (a replay buffer shared between processes)."""
+        identifier of the file), or on a call given ``shared=True`` (a replay buffer shared between processes;
+        the trigger is that spelling, without spaces around ``=``)."""
         return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
                                                     COMPILERS, CONFIG_DEVICE_READERS)
                    for name in table) or any(
