@@ -1089,6 +1089,14 @@ SCRIPT_LIMITS: dict[str, tuple[tuple[str, str, str], ...]] = {
         "moves its env there (_single.py:1223-1224), networks included: the loss, on the device, then calls CPU "
         "networks (torchrl/objectives/rnd.py:126), a crash on a Trainium host. Not ported yet: it needs the env's "
         "networks kept apart from the loss's"),),
+    "torchrl-0.14.1/sota-implementations/multiagent/sac.py": ((
+        "porter left it uncompiled", "porter's (no compile it can insert here yet)",
+        "porter leaves the SACLoss eager (NRN413), where the actor's TanhNormal checks its bounds on the host at each "
+        "call (torchrl/modules/distributions/continuous.py:427 and :471, skipped only when compiling): the 6 syncs per "
+        "step. A compiled update (loss, backward, clip, optimizer step in one torch.compile'd function, NRN415's form; "
+        "measured by hand 2026-12-07 07:57): 0 syncs/step, 34 graphs, match/match, but get_dist recompiles at steps 1 and "
+        "2 (tensordict/nn/probabilistic.py:1910, \"_param_td got deallocated\": the MultiAgentMLP's own to_module swap "
+        "inside the loss's, as mappo_ippo's), so NRN415 leaves it out"),),
     "torchrl-0.14.1/sota-implementations/sac/sac-async.py": ((
         "run-to-run nondeterminism", "the script's own (its design)",
         "its collector runs in another process and extends the shared replay buffer while the script trains "

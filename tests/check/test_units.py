@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -358,3 +359,42 @@ def test_the_compiled_code_span_is_the_decorated_function_s_own() -> None:
     span, other = _code_span(update), _code_span(evaluate)
     assert span is not None and other is not None and span != other
     assert span[0] == __file__ and span[1] == update.__wrapped__.__code__.co_firstlineno
+
+
+def _original_runs(written: list[float], semantic: list[float], **seen: bool) -> tuple:
+    from porter.check.runner import RunResult
+
+    def result(losses: list[float], extra: dict) -> RunResult:
+        record = {"losses": [[i, x] for i, x in enumerate(losses)], **extra}
+        return RunResult(record=record, returncode=0, timed_out=False, wall_s=1.0, stdout="", stderr="")
+
+    return result(semantic, {}), result(written, dict(seen))
+
+
+def _matched_parity() -> object:
+    from porter.check.report import Parity, ParityPass
+
+    matched = ParityPass("semantic (fp32, dropout off)", "SEMANTIC_RTOL_COMPILED", 5e-4, 1e-6, (1.0, 2.0), (1.0, 2.0), 0.0, "match")
+    return Parity(original="orig.py", passes=(matched, dataclasses.replace(matched, name="precision (as written)")))
+
+
+def test_an_original_that_differs_from_itself_gives_no_verdict() -> None:
+    """No autocast, no dropout: its fp32 and as-written runs are one program; losses that differ
+    there mean the script draws on timing (sac-async's collector process), so a match proves nothing."""
+    from porter.check.orchestrate import _same_program
+
+    semantic, written = _original_runs([1.0, 2.0], [1.0, 2.5])
+    passes = _same_program(_matched_parity(), semantic, written).passes  # type: ignore[arg-type]
+    assert [p.verdict for p in passes] == ["no-verdict", "no-verdict"]
+    assert "nondeterminism" in passes[0].note and "0.2" in passes[0].note
+
+
+def test_autocast_or_dropout_explains_two_different_original_runs() -> None:
+    from porter.check.orchestrate import _same_program
+
+    parity_in = _matched_parity()
+    for seen in ({"autocast_seen": True}, {"dropout_seen": True}):
+        semantic, written = _original_runs([1.0, 2.0], [1.0, 2.5], **seen)
+        assert _same_program(parity_in, semantic, written) is parity_in  # type: ignore[arg-type]
+    semantic, written = _original_runs([1.0, 2.0], [1.0, 2.0])
+    assert _same_program(parity_in, semantic, written) is parity_in  # type: ignore[arg-type]

@@ -135,6 +135,8 @@ def _setup_emulated_original(config: dict[str, Any]) -> Any:
     patches.patch_lazy_parameters()
     if semantic:
         patches.disable_dropout()
+    else:
+        patches.record_dropout()
     return DeviceMode("cuda")
 
 

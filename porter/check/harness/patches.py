@@ -57,6 +57,8 @@ def patch_autocast(emulated: tuple[str, ...], foreign: tuple[str, ...], disable:
 
     @functools.wraps(original_init)
     def __init__(self: Any, device_type: str, dtype: Any = None, enabled: bool = True, cache_enabled: Any = None) -> None:
+        if enabled:
+            STATE.autocast_seen = True
         if device_type in foreign:
             _record_cuda(f"torch.autocast(device_type='{device_type}')")
         if device_type in emulated or device_type in foreign:
@@ -453,6 +455,49 @@ def disable_dropout() -> None:
         self.__dict__["_porter_dropout"] = value
 
     RNNBase.dropout = property(kept, keep)  # type: ignore[assignment]
+
+
+def record_dropout() -> None:
+    """Note a dropout that draws a mask (p > 0, training) through the paths ``disable_dropout`` turns
+    off (the functional dropouts, scaled_dot_product_attention's dropout_p, an RNN's ``dropout``):
+    an original run as written that applied none ran the same program as its semantic run. For an
+    original only: it runs eagerly (a port's compiled graphs would trace the note)."""
+    import torch.nn.functional as F
+    from torch.nn.modules.rnn import RNNBase
+
+    def recorder(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def run(input: Any, *args: Any, **kwargs: Any) -> Any:
+            p = kwargs.get("p", args[0] if args else 0.5)
+            training = kwargs.get("training", args[1] if len(args) > 1 else True)
+            if training and p:
+                STATE.dropout_seen = True
+            return original(input, *args, **kwargs)
+
+        return run
+
+    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
+        setattr(F, name, recorder(getattr(F, name)))
+    sdpa = F.scaled_dot_product_attention
+
+    @functools.wraps(sdpa)
+    def scaled_dot_product_attention(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("dropout_p", args[4] if len(args) > 4 else 0.0):
+            STATE.dropout_seen = True
+        return sdpa(*args, **kwargs)
+
+    F.scaled_dot_product_attention = scaled_dot_product_attention
+
+    def read(self: Any) -> float:
+        value = self.__dict__.get("_porter_dropout", 0.0)
+        if value and self.training:
+            STATE.dropout_seen = True
+        return value
+
+    def write(self: Any, value: float) -> None:
+        self.__dict__["_porter_dropout"] = value
+
+    RNNBase.dropout = property(read, write)  # type: ignore[assignment]
 
 
 _CUDA_ZERO = (

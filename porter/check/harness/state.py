@@ -38,6 +38,10 @@ class State:
     """What the collectors saw. One instance per subprocess (``STATE``)."""
 
     max_steps: int = 3
+    # an enabled autocast entered / a dropout applied (p > 0, training): the semantic pass turns both
+    # off, so without them an original's semantic and as-written runs are the same program
+    autocast_seen: bool = False
+    dropout_seen: bool = False
     steps: int = 0
     per_optimizer: dict[int, int] = field(default_factory=dict)
     # Steps are counted by optimizer.step() hooks when the script made an optimizer, else by
@@ -223,6 +227,8 @@ def dump() -> dict[str, Any]:
     return {
         "steps": s.steps,
         "losses": s.losses,
+        "autocast_seen": s.autocast_seen,
+        "dropout_seen": s.dropout_seen,
         "syncs": [
             {
                 "kind": k,
