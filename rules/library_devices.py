@@ -179,9 +179,17 @@ class LibraryDevices(Rule):
           of the file or of a project module (``make_replay_buffer(..., device=device,
           shared=True)``) passes on as ``device=`` to a call spelled ``...Storage`` (or
           ``partial(...Storage, device=...)``) when it also passes its own ``shared`` to a call
-          spelled ``...ReplayBuffer``. A review marker where another use of the buffer may sample
-          it (handed to a call other than a collector's ``replay_buffer=``, a ``sample()`` that is
-          not ``x = buffer.sample(...)`` on its own line).
+          spelled ``...ReplayBuffer``, and never rebinds that parameter (a helper that does picks
+          the device itself: left alone); a storage bound to a name (``storage=s``, ``s =
+          LazyTensorStorage(...)`` its only binding) is followed. Samples are moved only for a
+          TensorDict buffer (a plain ``ReplayBuffer`` samples what it stores) bound once, in the
+          scope that builds it; a line already followed by ``x = x.to(...)`` and a
+          ``buffer.sample().to(...)`` are left. A review marker where a sample cannot be followed (a
+          use in a nested function, a ``return_info=`` tuple, a ``sample()`` that is not ``x =
+          buffer.sample(...)`` on its own line, the buffer handed to a call other than a
+          collector's ``replay_buffer=``), where the device is the helper's own accelerator default,
+          and where it is an expression a wrap would evaluate twice (``torch.device("cuda")``,
+          ``cfg["device"]``).
         * torchrl's ``get_available_device()`` → ``torch.device("neuron:0" if
           torch.accelerator.is_available() else "cpu")`` (a string with ``return_str=True``).
         * torchtune's ``get_dtype(dtype, device=D)`` gets ``torch.device("cpu")`` as its device

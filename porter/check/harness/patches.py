@@ -489,7 +489,8 @@ def record_dropout() -> None:
     F.scaled_dot_product_attention = scaled_dot_product_attention
 
     def read(self: Any) -> float:
-        value = self.__dict__.get("_porter_dropout", 0.0)
+        # an RNN unpickled from an unpatched process keeps its value under the attribute's own name
+        value = self.__dict__.get("_porter_dropout", self.__dict__.get("dropout", 0.0))
         if value and self.training:
             STATE.dropout_seen = True
         return value
