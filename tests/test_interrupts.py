@@ -75,8 +75,8 @@ def test_real_signals_mid_write_leave_no_temporary_file(tmp_path: Path, number: 
             time.sleep(0.005)
         time.sleep(0.003 * trial)  # land at different points of a write
         process.send_signal(number)
-        process.communicate(timeout=120)
-        assert process.returncode in (0, 130), process.returncode
+        _, err = process.communicate(timeout=120)
+        assert process.returncode in (0, 130), (process.returncode, err.decode(errors="replace")[-3000:])
         assert _temps(tree) == [], trial
         for index in range(40):
             data = (tree / f"m{index:03d}.py").read_bytes()
@@ -101,3 +101,29 @@ def test_stale_temporary_files_are_ignored_removed_and_never_copied(tmp_path: Pa
     assert main(["migrate", "-q", "--no-cache", "--write", str(tree)]) == 0
     assert _temps(tree) == []  # removed under the folder's lock by the first write there
     assert (tree / "notes.txt").read_bytes() == b"keep\n"
+
+
+def test_an_interrupt_turned_into_a_files_failure_ends_the_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C lands in a callback from native code (libcst's parser builds its nodes so), which hands
+    it back as another error: the port reports a failed file. The batch must end as interrupted, not
+    go on and exit 2 (the signal test above saw that once under load)."""
+    from porter.engine.options import Options
+    from porter.engine.results import Failure
+    from porter.run import batch
+
+    def interrupted_then_failed(data: bytes, path: str, kind: str, options: Options) -> Failure:
+        try:
+            signal.raise_signal(signal.SIGINT)  # runs the Python handler here: KeyboardInterrupt
+        except KeyboardInterrupt:
+            pass  # what a native caller may do with it: report its own error instead
+        return Failure(path, "cannot parse: SystemError: error return without exception set", kind="parse")
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    monkeypatch.setattr(batch, "port_bytes", interrupted_then_failed)
+    task = batch.Task(index=0, path="m.py", kind="py", explicit=True, options=Options(), with_key=False, data=GOOD)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            batch.port_target(task)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert signal.getsignal(signal.SIGINT) is previous

@@ -110,12 +110,40 @@ def port_target(task: Task) -> tuple[int, FileResult, Keyed | None]:
     limit = options.time_limit
     _load(task.kind)  # imports run outside the limit: one interrupted half-way breaks the process
     try:
-        with _time_limit(limit):
+        with _time_limit(limit), _interrupts_seen() as seen:
             result = port_bytes(data, task.path, task.kind, options)
     except TimeLimit:
         reason = f"took longer than {limit:g} s to port (--time-limit); left as it was"
         return task.index, Failure(task.path, reason, kind="timeout"), None  # never cached
+    if seen and isinstance(result, Failure):
+        raise KeyboardInterrupt  # the interrupt became the file's failure on the way (a handler in native code)
     return task.index, counted(result, data), keyed  # markers counted here: in parallel, bytes at hand
+
+
+@contextlib.contextmanager
+def _interrupts_seen() -> Iterator[list[int]]:
+    """The Ctrl-C / SIGTERM signals that reached this process's Python handlers during the block
+    (their handlers still run). A KeyboardInterrupt raised inside a callback from native code (libcst's
+    parser builds its nodes so) may come back as another error, which the port reports as the file's
+    failure: with this list the batch ends as interrupted instead. Main thread only."""
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+    previous: dict[int, Any] = {}
+    for number in (int(signal.SIGINT), int(signal.SIGTERM)):
+        handler = signal.getsignal(number)
+        if callable(handler):
+            def noting(signum: int, frame: Any, handler: Callable[..., Any] = handler) -> Any:
+                seen.append(signum)
+                return handler(signum, frame)
+
+            previous[number] = signal.signal(number, noting)
+    try:
+        yield seen
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _with_imports(task: Task, data: bytes) -> Options:
