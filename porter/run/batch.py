@@ -115,8 +115,8 @@ def port_target(task: Task) -> tuple[int, FileResult, Keyed | None]:
     except TimeLimit:
         reason = f"took longer than {limit:g} s to port (--time-limit); left as it was"
         return task.index, Failure(task.path, reason, kind="timeout"), None  # never cached
-    if seen and isinstance(result, Failure):
-        raise KeyboardInterrupt  # the interrupt became the file's failure on the way (a handler in native code)
+    if seen:
+        raise KeyboardInterrupt  # swallowed on the way (it became the file's failure in native code): stop all the same
     return task.index, counted(result, data), keyed  # markers counted here: in parallel, bytes at hand
 
 
@@ -125,7 +125,7 @@ def _interrupts_seen() -> Iterator[list[int]]:
     """The Ctrl-C / SIGTERM signals that reached this process's Python handlers during the block
     (their handlers still run). A KeyboardInterrupt raised inside a callback from native code (libcst's
     parser builds its nodes so) may come back as another error, which the port reports as the file's
-    failure: with this list the batch ends as interrupted instead. Main thread only."""
+    failure: with this list the batch ends as interrupted all the same. Main thread only."""
     seen: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield seen
