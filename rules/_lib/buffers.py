@@ -177,30 +177,28 @@ def samples(rule: Rule, scope: cst.CSTNode, buffer: str) -> Samples:
             if isinstance(holder, cst.Call) and "collector" in (dotted(holder.func) or "").lower():
                 continue  # a collector fills the buffer; it does not sample it
         if isinstance(parent, cst.Attribute) and parent.value is node:
-            if parent.attr.value != "sample":
-                continue  # buffer.extend(...), buffer.write_count
-            read = _sample(rule, parent)
-            if read == "moved":
-                continue
+            read = _sample(rule, parent) if parent.attr.value == "sample" else _MOVED  # buffer.extend(...), .write_count
             if isinstance(read, tuple):
                 lines.append(read)
-                continue
-            if read == "already":
+            if read is not None:
                 continue
         complete = False
     return Samples(tuple(lines), complete)
 
 
+_MOVED = "moved"  # a read that needs no move: already moved, or not a sample
+
+
 def _sample(rule: Rule, attribute: cst.Attribute) -> tuple[str, cst.SimpleStatementLine] | str | None:
-    """``x = buffer.sample(...)`` as a line of a block of its own: (``x``, the line); "already" where
-    the next line is ``x = x.to(...)``; "moved" for ``buffer.sample(...).to(...)``; None otherwise
-    (a ``return_info=`` sample is a tuple, not a batch)."""
+    """``x = buffer.sample(...)`` as a line of a block of its own: (``x``, the line); ``_MOVED`` for
+    ``buffer.sample(...).to(...)`` and where the next line is ``x = x.to(...)``; None otherwise (a
+    ``return_info=`` sample is a tuple, not a batch)."""
     call = rule.parent(attribute)
     if not (isinstance(call, cst.Call) and call.func is attribute) or keyword(call, "return_info") is not None:
         return None
     after = rule.parent(call)
     if isinstance(after, cst.Attribute) and after.value is call and after.attr.value == "to":
-        return "moved"
+        return _MOVED
     line = rule.parent(after) if isinstance(after, cst.Assign) and after.value is call else None
     block = rule.parent(line) if isinstance(line, cst.SimpleStatementLine) else None
     if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and isinstance(block, (cst.IndentedBlock, cst.Module))):
@@ -212,7 +210,7 @@ def _sample(rule: Rule, attribute: cst.Attribute) -> tuple[str, cst.SimpleStatem
     body = list(block.body)
     following = body[body.index(line) + 1] if body.index(line) + 1 < len(body) else None
     if isinstance(following, cst.SimpleStatementLine) and _moves(following, batch):
-        return "already"
+        return _MOVED
     return batch, line
 
 

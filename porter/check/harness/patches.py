@@ -428,6 +428,10 @@ def patch_accelerator(device_type: str) -> None:
     acc.synchronize = lambda device=None, /: None
 
 
+# torch.nn.functional's dropouts (the semantic pass turns them off; an original's as-written run notes them)
+_DROPOUTS = ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout")
+
+
 def disable_dropout() -> None:
     """Dropout as identity (semantic pass only): eager and compiled graphs draw masks differently."""
     import torch.nn.functional as F
@@ -435,7 +439,7 @@ def disable_dropout() -> None:
     def identity(input: Any, *args: Any, **kwargs: Any) -> Any:
         return input
 
-    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
+    for name in _DROPOUTS:
         setattr(F, name, identity)
     sdpa = F.scaled_dot_product_attention
 
@@ -476,7 +480,7 @@ def record_dropout() -> None:
 
         return run
 
-    for name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
+    for name in _DROPOUTS:
         setattr(F, name, recorder(getattr(F, name)))
     sdpa = F.scaled_dot_product_attention
 
