@@ -1028,6 +1028,10 @@ LIBRARY_LIMITS: tuple[tuple[str, str, str], ...] = (
      "Python int (torchrl/objectives/utils.py:620, `if self.counter == self.value_network_update_interval`, counted up "
      "at each step()): the script's compiled update, which calls the updater, is guarded on the counter's value and "
      "recompiles as it changes, on CUDA as on Neuron"),
+    ("torchrl/objectives/value/advantages.py:656", "the library's", "torchrl 0.14.1's value estimators test "
+     "`if not nan_mask.any()` on the host at each call (torchrl/objectives/value/advantages.py:655-656, "
+     "_sanitize_next_obs_nan, run on every batch at :872): a host sync and a graph break in the script's compiled "
+     "advantage module, on CUDA as on Neuron"),
     ("._in_keys is None", "the library's", "torchrl 0.14.1's losses set their in_keys at their first call "
      "(torchrl/objectives/sac.py:1341, `if self._in_keys is None`): the script's compiled update, which calls the "
      "loss, is guarded on it and recompiles at its second call, on CUDA as on Neuron"),

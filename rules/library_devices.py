@@ -16,6 +16,7 @@ from porter.rules._lib.args import keyword, positional
 from porter.rules._lib.branches import in_kept_cuda_branch
 from porter.rules._lib.buffers import samples, shared, storage_device
 from porter.rules._lib.collectors import (
+    BOUNDED,
     BatchRead,
     PolicySyncs,
     batch_reads,
@@ -24,7 +25,9 @@ from porter.rules._lib.collectors import (
     copies_policy,
     device_bounds,
     fills_buffer,
+    host_bounds,
     never_accelerator,
+    qualified_names,
     sole_binding,
 )
 from porter.rules._lib.device import (
@@ -127,6 +130,8 @@ CONFIG_DEVICE_READERS: dict[str, str] = {
 # before being shared between processes" (torchrl/data/replay_buffers/storages/tensor.py:510-518).
 _SHARED_STORAGE = "torchrl/data/replay_buffers/storages/tensor.py:510-518"
 _INIT_PROCESS_GROUP = ("torch.distributed.init_process_group", "torch.distributed.distributed_c10d.init_process_group")
+# torchrl 0.14.1's TanhNormal and TanhDelta move their bounds to their parameters' device themselves.
+_BOUNDS_MOVED = "torchrl/modules/distributions/continuous.py:436-443, TanhNormal; :823-824, TanhDelta"
 _HOST_NOT_NEURON = 'getattr({torch}.accelerator.current_accelerator(), "type", None) != "neuron"'
 
 
@@ -171,6 +176,21 @@ class LibraryDevices(Rule):
           its module it calls by name, a ``"low"``/``"high"`` entry ``x.to(...)`` or a call given
           ``device=``, in a function that names ``TanhNormal``/``TanhDelta``): torchrl's CPU copy
           maps only parameters and buffers, so those bounds stay on the device.
+        * The bounds of a torchrl distribution that moves them to its parameters' device itself
+          (``BOUNDED``: ``TanhNormal``, ``TanhDelta``) are no longer moved to the device:
+          ``ProbabilisticActor(..., distribution_class=TanhNormal, distribution_kwargs={"low":
+          spec.space.low.to(device), ...})`` → ``"low": spec.space.low``;
+          ``torch.as_tensor(x, device=d)`` → ``torch.as_tensor(x)``. The class is the keyword's name
+          or a name of the function bound once to one; the callee ``ProbabilisticActor``,
+          ``SafeProbabilisticModule`` or tensordict's ``ProbabilisticTensorDictModule`` (by qualified
+          name); the kwargs a dict display or a name bound once to one and read nowhere else in the
+          function; every bound such a move or a number (``rules/_lib/collectors.host_bounds``); the
+          device a variable (for ``.to(d)`` one spelled as a device: ``device``, ``dev``,
+          ``cfg.device``, ``cfg["device"]``; a ``"cuda"`` literal is an explicit choice). A policy on the device
+          then reads no bound back on the host: neither in a collector's CPU copy (above: torchrl
+          copies only parameters and buffers) nor in an eager distribution's ``(high >
+          low).all()`` check; a graph compiled for neuron copies a host input to the device itself.
+          The collector's marker above then says the helper's port does it.
         * A replay buffer built with ``shared=True`` (handed to another process: a multi-process
           collector's workers extend it) on a device that may be the accelerator gets its storage on
           the CPU where that device is neuron, and each ``x = buffer.sample(...)`` of the function
@@ -357,17 +377,19 @@ class LibraryDevices(Rule):
     safety: ClassVar[Safety] = Safety.REVIEW
     triggers: ClassVar[tuple[str, ...]] = ("Collector", "get_available_device", "get_dtype", "get_memory_stats",
                                            "cleanup_before_training", "get_device", "compile_model", "compile_loss",
-                                           "CheckpointClient", "shared=True")  # PEP 8's spelling of the keyword
+                                           "CheckpointClient", "shared=True",  # PEP 8's spelling of the keyword
+                                           "TanhNormal", "TanhDelta")
     order: ClassVar[int] = 15  # after device_strings (10): a "cuda" it made "neuron" is seen as the port's
 
     @classmethod
     def may_edit(cls, facts: SourceFacts) -> bool:
         """Every edit is made from ``visit_Call`` on a call whose qualified name is in
         COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS, COMPILERS or CONFIG_DEVICE_READERS (each part of it then an
-        identifier of the file), or on a call given ``shared=True`` (a replay buffer shared between processes;
-        the trigger is that spelling, without spaces around ``=``)."""
+        identifier of the file), on a call given ``shared=True`` (a replay buffer shared between processes;
+        the trigger is that spelling, without spaces around ``=``), or on a call given a distribution class whose
+        qualified name is in BOUNDED."""
         return any(facts.spells(name) for table in (COLLECTORS, CHOOSERS, BF16_CHECKS, MEMORY_STATS, CLEANUPS, DEVICE_GETTERS,
-                                                    COMPILERS, CONFIG_DEVICE_READERS)
+                                                    COMPILERS, CONFIG_DEVICE_READERS, BOUNDED)
                    for name in table) or any(
             kw.arg == "shared" and isinstance(kw.value, ast.Constant) and kw.value.value is True for kw in facts.of(ast.keyword))
 
@@ -396,6 +418,8 @@ class LibraryDevices(Rule):
             self._compile_backend(node, next(COMPILERS[n] for n in names if n in COMPILERS))
         elif any(n in CONFIG_DEVICE_READERS for n in names) and self._distributed() and not self._in_torchtune():
             self._config_reader(node, next(CONFIG_DEVICE_READERS[n] for n in names if n in CONFIG_DEVICE_READERS))
+        elif keyword(node, "distribution_class") is not None and keyword(node, "distribution_kwargs") is not None:
+            self._host_bounds(node)
 
     def _in_torchtune(self) -> bool:
         """The file is torchtune's own (``torchtune/<subpackage>/...``, not a clone's ``recipes/``):
@@ -463,12 +487,30 @@ class LibraryDevices(Rule):
             self._sync_policy(node, collector, reads, policy_on)
         bounds = device_bounds(self, node)
         if bounds is not None:
-            where, code = bounds
+            where, code, kept = bounds
+            fix = ("porter's port of that module keeps them on the host (NRN116 there): port it with this file" if kept else
+                   "build them on the host (TanhNormal and TanhDelta move their bounds to their parameters' device themselves)")
             self.mark(node, f"the policy's distribution bounds are built on the device ({where}: `{code}`): this "
                       f"collector's CPU copy of the policy keeps them there (torchrl maps only its parameters and "
-                      f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; "
-                      "build them on the host (TanhNormal and TanhDelta move their bounds to their parameters' device "
-                      "themselves)")
+                      f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; {fix}")
+
+    def _host_bounds(self, node: cst.Call) -> None:
+        """A bounded torchrl distribution's bounds moved to a device (``"low": spec.low.to(device)``) stay
+        where they are built: the distribution moves them to its parameters' device itself."""
+        scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
+        bounds = host_bounds(node, scope, child_index(self).walk, qualified_names(self))
+        if not bounds:
+            return
+        source = _BOUNDS_MOVED
+        for bound in bounds:
+            self.replace(bound.entry.value, bound.host, f"a bounded torchrl distribution moves its bounds to its parameters' "
+                         f"device itself ({source}): they stay on the host", drops_calls=True)
+        self.mark(bounds[0].entry, f"the distribution's bounds are no longer moved to the device (they stay where the spec holds "
+                  f"them: the host for a CPU env): torchrl moves them to its parameters' device itself ({source}), and a graph "
+                  f"compiled for neuron copies a host input to the device "
+                  f"(neuron-facts: torch.compile auto-copies CPU inputs); on the device, a collector's CPU copy of the policy "
+                  f"(NRN116 puts a neuron collector on the CPU) reads them back at every env step ({_POLICY_COPY}), and "
+                  "an eager distribution reads `(high > low).all()` back at each call")
 
     def _shared_buffer(self, node: cst.Call) -> None:
         """A replay buffer built with ``shared=True`` on a device that may be neuron: its storage on the

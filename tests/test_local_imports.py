@@ -445,16 +445,38 @@ def test_a_policy_built_with_device_bounds_in_a_helper_module_is_marked_at_its_c
     """NRN116: the policy the CPU collector copies comes from ``make_models`` of ``models.py``, imported
     in the function, which builds TanhNormal bounds on the device in the ``make_actor`` it calls; the
     collector is marked, naming where (torchrl's CPU copy keeps those bounds on the device)."""
-    src = project(tmp_path / "src", {"models.py": MODELS, "train.py": ON_POLICY})
+    src = project(tmp_path / "src", {"models.py": MODELS.replace("distribution_kwargs=kwargs)", "distribution_kwargs=kwargs), kwargs"),
+                                     "train.py": ON_POLICY})
     assert port([src], tmp_path / "out") == 0
     ported = (tmp_path / "out" / "train.py").read_text()
     assert ("# porter: NRN116 the policy's distribution bounds are built on the device (models.make_actor(): "
             "`env.action_spec.space.low.to(device)`)") in ported, ported
+    assert "build them on the host" in ported  # make_actor also returns them: models.py's port leaves them
+    assert ".low.to(device)" in (tmp_path / "out" / "models.py").read_text()
     assert port([tmp_path / "out"], tmp_path / "again") == 0  # a fixed point
     assert (tmp_path / "again" / "train.py").read_text() == ported
     (src / "models.py").write_text(MODELS.replace(".to(device)}", "}").replace(".low.to(device)", ".low"))
     assert port([src], tmp_path / "out2") == 0
     assert "distribution bounds" not in (tmp_path / "out2" / "train.py").read_text()
+
+
+def test_device_bounds_a_helper_module_keeps_on_the_host_are_named_at_the_collector(tmp_path: Path) -> None:
+    """NRN116: ``make_actor`` hands its kwargs only to the TanhNormal actor, so the port of ``models.py``
+    keeps the bounds on the host (``.to(device)`` dropped, with a marker); the collector's marker says
+    so, for a port of ``train.py`` without ``models.py``. Ported again, both files are a fixed point."""
+    src = project(tmp_path / "src", {"models.py": MODELS, "train.py": ON_POLICY})
+    assert port([src], tmp_path / "out") == 0
+    ported = (tmp_path / "out" / "train.py").read_text()
+    assert ("`env.action_spec.space.low.to(device)`): this collector's CPU copy of the policy keeps them there "
+            "(torchrl maps only its parameters and buffers, torchrl/collectors/_base.py:805-828), and a distribution "
+            "built with them reads them back at every env step; porter's port of that module keeps them on the host "
+            "(NRN116 there): port it with this file") in ported, ported
+    models = (tmp_path / "out" / "models.py").read_text()
+    assert 'kwargs = {"low": env.action_spec.space.low, "high": env.action_spec.space.high}' in models, models
+    assert "# porter: NRN116 the distribution's bounds are no longer moved to the device" in models
+    assert port([tmp_path / "out"], tmp_path / "again") == 0
+    for name in ("train.py", "models.py"):
+        assert (tmp_path / "again" / name).read_text() == (tmp_path / "out" / name).read_text()
 
 
 @pytest.mark.parametrize("imports", [

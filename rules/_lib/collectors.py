@@ -3,7 +3,7 @@ policy, what a device name is bound to. No rule lives here (NRN116 uses it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -286,17 +286,178 @@ def never_accelerator(rule: Rule, value: cst.BaseExpression) -> bool:
 # torchrl distributions that take bounds (``low``/``high``) and move them to their parameters' device
 # themselves (torchrl 0.14.1 modules/distributions/continuous.py:436-460, TanhNormal; :790-800, TanhDelta).
 BOUNDED_DISTRIBUTIONS = ("TanhNormal", "TanhDelta")
+# Their qualified names, with where each moves its bounds to its parameters' device.
+BOUNDED: dict[str, str] = {
+    **{f"{module}.TanhNormal": "torchrl/modules/distributions/continuous.py:436-443"
+       for module in ("torchrl.modules", "torchrl.modules.distributions", "torchrl.modules.distributions.continuous")},
+    **{f"{module}.TanhDelta": "torchrl/modules/distributions/continuous.py:823-824"
+       for module in ("torchrl.modules", "torchrl.modules.distributions", "torchrl.modules.distributions.continuous")},
+}
+# The modules that build a distribution from distribution_class(**params, **distribution_kwargs) and read
+# the kwargs for nothing else (tensordict 0.15.3 nn/probabilistic.py, ProbabilisticTensorDictModule; torchrl
+# 0.14.1's ProbabilisticActor and SafeProbabilisticModule subclass it).
+DISTRIBUTION_MODULES = (
+    "torchrl.modules.ProbabilisticActor", "torchrl.modules.tensordict_module.ProbabilisticActor",
+    "torchrl.modules.tensordict_module.actors.ProbabilisticActor",
+    "torchrl.modules.SafeProbabilisticModule", "torchrl.modules.tensordict_module.SafeProbabilisticModule",
+    "torchrl.modules.tensordict_module.probabilistic.SafeProbabilisticModule",
+    "tensordict.nn.ProbabilisticTensorDictModule", "tensordict.nn.probabilistic.ProbabilisticTensorDictModule",
+)
 _BOUND_KEYS = ("low", "high")
+TENSOR_MAKERS = ("torch.as_tensor", "torch.tensor")
+_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
-def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str] | None:
-    """(where, the bound's code) when the policy handed to the collector ``call`` comes from a
+@dataclass(frozen=True)
+class HostBound:
+    """A ``"low"``/``"high"`` entry the port keeps on the host, and the value it then holds."""
+
+    entry: cst.DictElement
+    host: cst.BaseExpression
+
+
+@dataclass(frozen=True)
+class Names:
+    """What a rule knows a callee or class expression holds: ``bounded`` (a BOUNDED distribution),
+    ``module`` (a DISTRIBUTION_MODULES callee), ``maker`` (``torch.as_tensor``/``torch.tensor``)."""
+
+    bounded: Callable[[cst.BaseExpression], bool]
+    module: Callable[[cst.BaseExpression], bool]
+    maker: Callable[[cst.BaseExpression], bool]
+
+
+def qualified_names(rule: Rule) -> Names:
+    """``Names`` for the file a rule ports: every qualified name libcst gives the expression is in
+    the table (a name an ``if`` binds to torchrl's class in one branch and to another in the other is not)."""
+    def every(table: Collection[str]) -> Callable[[cst.BaseExpression], bool]:
+        def holds(value: cst.BaseExpression) -> bool:
+            names = rule.qualified(value)
+            return bool(names) and all(name in table for name in names)
+        return holds
+    return Names(every(BOUNDED), every(DISTRIBUTION_MODULES), every(TENSOR_MAKERS))
+
+
+def spelled_names(module: cst.Module, walk: Callable[[cst.CSTNode], Iterable[cst.CSTNode]]) -> Names:
+    """``Names`` for a module read without metadata (another file of the project): a name its
+    ``from torchrl.modules import TanhNormal [as N]`` (anywhere in it) binds, or a dotted full name."""
+    bound: dict[str, str] = {}
+    for node in walk(module):
+        if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative and isinstance(node.names, (list, tuple)):
+            for alias in node.names:
+                local = alias.asname.name if alias.asname is not None else alias.name
+                if isinstance(local, cst.Name):
+                    bound[local.value] = f"{dotted(node.module)}.{dotted(alias.name)}"
+
+    def spelled(table: Collection[str]) -> Callable[[cst.BaseExpression], bool]:
+        def holds(value: cst.BaseExpression) -> bool:
+            name = bound.get(value.value) if isinstance(value, cst.Name) else dotted(value)
+            return name in table
+        return holds
+    return Names(spelled(BOUNDED), spelled(DISTRIBUTION_MODULES), lambda func: dotted(func) in TENSOR_MAKERS)
+
+
+def host_bounds(call: cst.Call, scope: cst.CSTNode, walk: Callable[[cst.CSTNode], Iterable[cst.CSTNode]],
+                names: Names) -> list[HostBound]:
+    """The bounds ``call`` (``ProbabilisticActor(..., distribution_class=C, distribution_kwargs=K)``,
+    a DISTRIBUTION_MODULES callee) hands a bounded distribution, moved to a device, that can stay
+    where they are. ``scope``: the function (or module) holding ``call``, not in a nested one.
+
+    ``C`` is a name the scope does not assign that ``names.bounded`` accepts (``TanhNormal``), or a
+    name the scope binds once to one (``dist_class = TanhNormal``); ``K`` a dict display, or a name
+    bound once to one and read only here (the name appears twice in the scope, nested functions
+    included: its assignment and this keyword). An entry ``"low"``/``"high"`` whose value is
+    ``x.to(d)`` (that one argument) stays ``x``; ``torch.as_tensor(x, device=d)`` /
+    ``torch.tensor(...)`` loses ``device=``. ``d`` is a variable (for ``.to(d)``, one spelled as a
+    device, ``_device_variable``; ``.to(x)`` takes a dtype or a tensor too); a ``"cuda"`` literal is
+    an explicit choice, left to the device rules. Every bound of the dict must be such a value or a
+    number: one left where it is may be on the device, and TanhNormal compares ``high > low``
+    before it moves them. The distribution moves the bounds to its parameters' device itself, so
+    its numbers do not change."""
+    klass, table = keyword(call, "distribution_class"), keyword(call, "distribution_kwargs")
+    if klass is None or table is None or not names.module(call.func):
+        return []
+    nodes = list(walk(scope))
+    inner = {id(n) for nested in nodes if nested is not scope and isinstance(nested, _SCOPES) for n in walk(nested)}
+    if id(call) in inner:
+        return []
+    aside = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    aside |= {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
+    counts: dict[str, int] = {}
+    values: dict[str, cst.BaseExpression] = {}
+    for node in nodes:
+        if isinstance(node, cst.Name) and id(node) not in aside:
+            counts[node.value] = counts.get(node.value, 0) + 1
+        elif (isinstance(node, cst.Assign) and id(node) not in inner and len(node.targets) == 1
+              and isinstance(node.targets[0].target, cst.Name)):
+            values[node.targets[0].target.value] = node.value
+
+    def held(value: cst.BaseExpression) -> cst.BaseExpression | None:
+        if not isinstance(value, cst.Name) or value.value not in values:
+            return value  # a name the scope does not assign: ``names.bounded`` says what it holds
+        return values[value.value] if counts.get(value.value) == 2 else None
+
+    kind, kwargs = held(klass.value), held(table.value)
+    if kind is None or not names.bounded(kind) or not isinstance(kwargs, cst.Dict):
+        return []
+    found = []
+    for entry in kwargs.elements:
+        if not isinstance(entry, cst.DictElement) or string_value(entry.key) not in _BOUND_KEYS:
+            continue
+        host = _host_value(entry.value, names.maker)
+        if host is not None:
+            found.append(HostBound(entry, host))
+        elif not _number(entry.value):
+            return []  # a bound left where it is may be on the device: the other on the host would not compare with it
+    return found
+
+
+def _number(value: cst.BaseExpression) -> bool:
+    while isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+        value = value.expression
+    return isinstance(value, (cst.Integer, cst.Float))
+
+
+def _host_value(value: cst.BaseExpression, maker: Callable[[cst.BaseExpression], bool]) -> cst.BaseExpression | None:
+    if not isinstance(value, cst.Call):
+        return None
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
+        if len(value.args) == 1 and value.args[0].keyword is None and value.args[0].star == "" and _device_variable(value.args[0].value):
+            return value.func.value
+        return None
+    device = keyword(value, "device")
+    if device is None or not maker(value.func) or not (isinstance(device.value, (cst.Name, cst.Attribute, cst.Subscript))
+                                                       and dotted(device.value) != "None"):
+        return None  # device= says it is a device: any variable
+    args = [a for a in value.args if a is not device]
+    if args and value.args[-1] is device:
+        args[-1] = args[-1].with_changes(comma=device.comma)  # the last one's comma (and a comment after it) stays
+    return value.with_changes(args=args)
+
+
+def _device_variable(value: cst.BaseExpression) -> bool:
+    """A device held by a variable, by its spelling: a name ``dev`` or ``*device``, an attribute
+    ``*.device``/``*._device``, a subscript ``x["device"]``. ``.to(x)`` also takes a dtype or a tensor
+    (whose dtype it would take too): a name spelled otherwise is not read as a device."""
+    if isinstance(value, cst.Subscript):
+        keys = [string_value(e.slice.value) for e in value.slice if isinstance(e.slice, cst.Index)]
+        text = keys[0] if len(keys) == 1 else None
+    else:
+        text = value.attr.value if isinstance(value, cst.Attribute) else value.value if isinstance(value, cst.Name) else None
+    return text is not None and (text.lower().endswith("device") or text == "dev")
+
+
+def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str, bool] | None:
+    """(where, the bound's code, whether the port of its module keeps it on the host) when the policy
+    handed to the collector ``call`` comes from a
     function that builds distribution bounds on a device: ``policy = make_models(...)`` or
     ``policy, critic = make_models(...)`` (the name's only binding; no argument of that call a CPU
     literal), ``make_models`` a ``def`` of this file or of a project module it imports, and in it, or
     in a function of its module it calls by name, a ``"low"``/``"high"`` dict entry whose value is
     ``x.to(d)`` or a call given ``device=d`` (``d`` not a CPU literal nor a ``torch`` dtype), in a
-    function whose code names a bounded torchrl distribution (``TanhNormal``, ``TanhDelta``)."""
+    function whose code names a bounded torchrl distribution (``TanhNormal``, ``TanhDelta``). The
+    entries ``host_bounds`` finds there are the ones NRN116 keeps on the host where it ports that
+    module (by qualified name in this file, where they are then not reported; in another, by the
+    names its imports bind, ``spelled_names``)."""
     arg = keyword(call, "policy") or positional(call, 1)
     if arg is None or not isinstance(arg.value, cst.Name):
         return None
@@ -309,23 +470,32 @@ def device_bounds(rule: Rule, call: cst.Call) -> tuple[str, str] | None:
     tree, function = found
     module = tree if tree is not None else rule.context.module
     index = child_index(rule)  # walks a node of another module's tree through its children
+    names = qualified_names(rule) if tree is None else spelled_names(tree, index.walk)
     functions = [function]
     for node in index.walk(function):
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
             callee = top_level(module, node.func.value)
             if isinstance(callee, cst.FunctionDef) and callee not in functions:
                 functions.append(callee)
+    owners = {name.rpartition(".")[0].lstrip(".") for name in rule.qualified(maker.func)} if tree is not None else set()
+    owner = f"{owners.pop()}." if len(owners) == 1 else ""
+    first: tuple[str, str, bool] | None = None
     for each in functions:
         nodes = list(index.walk(each))
         if not any(isinstance(node, cst.Name) and node.value in BOUNDED_DISTRIBUTIONS for node in nodes):
             continue
+        kept = {id(bound.entry) for scope in nodes if isinstance(scope, (cst.FunctionDef, cst.Module))
+                for node in index.walk(scope) if isinstance(node, cst.Call)
+                for bound in host_bounds(node, scope, index.walk, names)}  # each call in its own def's scope
         for node in nodes:
             if isinstance(node, cst.DictElement) and string_value(node.key) in _BOUND_KEYS and _on_device(node.value):
-                code = module.code_for_node(node.value).strip()
-                owners = {name.rpartition(".")[0].lstrip(".") for name in rule.qualified(maker.func)} if tree is not None else set()
-                owner = f"{owners.pop()}." if len(owners) == 1 else ""
-                return f"{owner}{each.name.value}()", code
-    return None
+                found_here = f"{owner}{each.name.value}()", module.code_for_node(node.value).strip(), id(node) in kept
+                if found_here[2] and tree is None:
+                    continue  # this file's port keeps it on the host
+                if not found_here[2]:
+                    return found_here  # a bound the port leaves on the device comes first
+                first = first or found_here
+    return first
 
 
 def _made_by(rule: Rule, name: cst.Name) -> cst.Call | None:
