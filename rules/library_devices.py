@@ -177,10 +177,10 @@ class LibraryDevices(Rule):
           ``device=``, in a function that names ``TanhNormal``/``TanhDelta``): torchrl's CPU copy
           maps only parameters and buffers, so those bounds stay on the device.
         * The bounds of a torchrl distribution that moves them to its parameters' device itself
-          (``BOUNDED``: ``TanhNormal``, ``TanhDelta``) are no longer moved to the device:
+          (``BOUNDED``: ``TanhNormal``, ``TanhDelta``) are built on the host:
           ``ProbabilisticActor(..., distribution_class=TanhNormal, distribution_kwargs={"low":
-          spec.space.low.to(device), ...})`` → ``"low": spec.space.low``;
-          ``torch.as_tensor(x, device=d)`` → ``torch.as_tensor(x)``. The class is the keyword's name
+          spec.space.low.to(device), ...})`` → ``"low": spec.space.low.cpu()`` (the spec may be on
+          the device); ``torch.as_tensor(x, device=d)`` → ``torch.as_tensor(x, device="cpu")``. The class is the keyword's name
           or a name of the function bound once to one; the callee ``ProbabilisticActor``,
           ``SafeProbabilisticModule`` or tensordict's ``ProbabilisticTensorDictModule`` (by qualified
           name); the kwargs a dict display or a name bound once to one and read nowhere else in the
@@ -495,8 +495,8 @@ class LibraryDevices(Rule):
                       f"buffers, {_POLICY_COPY}), and a distribution built with them reads them back at every env step; {fix}")
 
     def _host_bounds(self, node: cst.Call) -> None:
-        """A bounded torchrl distribution's bounds moved to a device (``"low": spec.low.to(device)``) stay
-        where they are built: the distribution moves them to its parameters' device itself."""
+        """A bounded torchrl distribution's bounds moved to a device (``"low": spec.low.to(device)``) are
+        built on the host: the distribution moves them to its parameters' device itself."""
         scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
         bounds = host_bounds(node, scope, child_index(self).walk, qualified_names(self))
         if not bounds:
@@ -504,10 +504,9 @@ class LibraryDevices(Rule):
         source = _BOUNDS_MOVED
         for bound in bounds:
             self.replace(bound.entry.value, bound.host, f"a bounded torchrl distribution moves its bounds to its parameters' "
-                         f"device itself ({source}): they stay on the host", drops_calls=True)
-        self.mark(bounds[0].entry, f"the distribution's bounds are no longer moved to the device (they stay where the spec holds "
-                  f"them: the host for a CPU env): torchrl moves them to its parameters' device itself ({source}), and a graph "
-                  f"compiled for neuron copies a host input to the device "
+                         f"device itself ({source}): they are built on the host")
+        self.mark(bounds[0].entry, f"the distribution's bounds are built on the host: torchrl moves them to its parameters' "
+                  f"device itself ({source}), and a graph compiled for neuron copies a host input to the device "
                   f"(neuron-facts: torch.compile auto-copies CPU inputs); on the device, a collector's CPU copy of the policy "
                   f"(NRN116 puts a neuron collector on the CPU) reads them back at every env step ({_POLICY_COPY}), and "
                   "an eager distribution reads `(high > low).all()` back at each call")

@@ -310,7 +310,7 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 @dataclass(frozen=True)
 class HostBound:
-    """A ``"low"``/``"high"`` entry the port keeps on the host, and the value it then holds."""
+    """A ``"low"``/``"high"`` entry the port puts on the host, and the value it then holds."""
 
     entry: cst.DictElement
     host: cst.BaseExpression
@@ -366,8 +366,8 @@ def host_bounds(call: cst.Call, scope: cst.CSTNode, walk: Callable[[cst.CSTNode]
     name the scope binds once to one (``dist_class = TanhNormal``); ``K`` a dict display, or a name
     bound once to one and read only here (the name appears twice in the scope, nested functions
     included: its assignment and this keyword). An entry ``"low"``/``"high"`` whose value is
-    ``x.to(d)`` (that one argument) stays ``x``; ``torch.as_tensor(x, device=d)`` /
-    ``torch.tensor(...)`` loses ``device=``. ``d`` is a variable (for ``.to(d)``, one spelled as a
+    ``x.to(d)`` (that one argument) becomes ``x.cpu()`` (the spec may be on the device: a proof env
+    built there); ``torch.as_tensor(x, device=d)`` / ``torch.tensor(...)`` gets ``device="cpu"``. ``d`` is a variable (for ``.to(d)``, one spelled as a
     device, ``_device_variable``; ``.to(x)`` takes a dtype or a tensor too); a ``"cuda"`` literal is
     an explicit choice, left to the device rules. Every bound of the dict must be such a value or a
     number: one left where it is may be on the device, and TanhNormal compares ``high > low``
@@ -418,20 +418,18 @@ def _number(value: cst.BaseExpression) -> bool:
 
 
 def _host_value(value: cst.BaseExpression, maker: Callable[[cst.BaseExpression], bool]) -> cst.BaseExpression | None:
+    """``x.to(d)`` → ``x.cpu()``; ``torch.as_tensor(x, device=d)`` → ``torch.as_tensor(x, device="cpu")``."""
     if not isinstance(value, cst.Call):
         return None
     if isinstance(value.func, cst.Attribute) and value.func.attr.value == "to":
         if len(value.args) == 1 and value.args[0].keyword is None and value.args[0].star == "" and _device_variable(value.args[0].value):
-            return value.func.value
+            return value.with_changes(func=value.func.with_changes(attr=cst.Name("cpu")), args=())
         return None
     device = keyword(value, "device")
     if device is None or not maker(value.func) or not (isinstance(device.value, (cst.Name, cst.Attribute, cst.Subscript))
                                                        and dotted(device.value) != "None"):
         return None  # device= says it is a device: any variable
-    args = [a for a in value.args if a is not device]
-    if args and value.args[-1] is device:
-        args[-1] = args[-1].with_changes(comma=device.comma)  # the last one's comma (and a comment after it) stays
-    return value.with_changes(args=args)
+    return value.with_changes(args=[a.with_changes(value=cst.SimpleString('"cpu"')) if a is device else a for a in value.args])
 
 
 def _device_variable(value: cst.BaseExpression) -> bool:
