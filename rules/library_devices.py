@@ -40,6 +40,7 @@ from porter.rules._lib.device import (
     torch_ref,
 )
 from porter.rules._lib.nodes import dotted, string_value
+from porter.rules._lib.precision import imported_as
 from porter.rules._lib.statements import wrapped_in_if
 from porter.rules._lib.tree import child_index, enclosing_function, name_bindings
 
@@ -67,6 +68,7 @@ ENV_NETWORK_TRANSFORMS: dict[str, str] = {
     "torchrl.envs.transforms.rnd.RNDTransform": "torchrl/envs/transforms/rnd.py:137-152",
     "torchrl.envs.RNDTransform": "torchrl/envs/transforms/rnd.py:137-152",
 }
+_RND_TRANSFORM = "RNDTransform"
 # The policy copy a CPU policy device makes of an accelerator policy (_base.py:779-824: deepcopy,
 # weights mapped to the policy device), refreshed only by update_policy_weights_() (_single.py:1708-1736:
 # the original policy's weights copied in); the iterator never syncs it (_single.py:1774-1860).
@@ -164,11 +166,19 @@ class LibraryDevices(Rule):
           ``continue`` in the loop, a collector name with another binding: ``c = iter(c)``).
           Nothing for a collector that copies no policy module: ``policy=None``, a
           ``policy_factory=``, a lambda, a function of the file or a ``RandomPolicy(...)``.
-        * A review marker on such a collector whose env argument carries a transform holding
-          networks a loss trains (``ENV_NETWORK_TRANSFORMS``: torchrl's ``RNDTransform``), called
-          in the argument or bound to a name there (``make_env(..., rnd_transform=bonus)`` with
-          ``bonus = RNDTransform(...)`` the name's only binding): the collector moves its env to
-          the CPU, those networks with it, away from the loss on the accelerator.
+        * Such a collector whose env argument carries a transform holding networks a loss trains
+          (``ENV_NETWORK_TRANSFORMS``: torchrl's ``RNDTransform``) would move those networks to the
+          CPU with its env, away from the loss on the accelerator. Where the transform is a name of
+          the collector's function bound once to ``RNDTransform(target_network=t,
+          predictor_network=p, ...)`` (plain names, keyword or positional), the transform gets its
+          own copies where the env device is neuron (``copy.deepcopy(p) if
+          str(device).startswith("neuron") else p``), refreshed from ``t`` and ``p`` before each
+          batch is collected (``bonus.predictor_network.load_state_dict(p.state_dict())`` under the
+          same test, placed as the policy sync below, and before a ``for`` loop over the
+          collector). A review marker instead where the transform is called in the argument, its
+          networks are not plain names, it is bound more than once, the file reads a transform's
+          running statistics (``obs_rms``/``reward_rms``: a loss sharing them would get the CPU
+          copy's), ``copy`` is bound to something else, or the batch reads cannot be followed.
         * A review marker on such a collector whose policy a function builds with distribution bounds
           on the device (``rules/_lib/collectors.device_bounds``: the policy name's only binding is
           ``policy = make(...)`` or ``policy, critic = make(...)``, ``make`` a ``def`` of this file or
@@ -266,6 +276,14 @@ class LibraryDevices(Rule):
         CUDA storage gave the script. ``get_available_device``
         (``torchrl/_utils.py:1197``) knows CUDA, NPU and MPS and returns the CPU on Trainium, so
         the port has to pick the accelerator itself (the CPU where there is none, as before).
+        TanhNormal and TanhDelta move their bounds to their parameters' device themselves
+        (``torchrl/modules/distributions/continuous.py:436-443, 823-824``); a dict of kwargs is
+        neither a parameter nor a buffer, so the collector's CPU copy keeps device bounds on the
+        device and reads them back at each env step (``a2c_mujoco``: 129 host syncs per step in
+        ``porter check``, 1 with them on the host). Bounds on the host give the same numbers: an
+        eager distribution copies them to its parameters' device, and ``torch.compile`` on
+        TorchNeuron copies a CPU input to the device itself (neuron-facts, from
+        ``examples/compile/QUICKSTART.md``).
         torchtune's ``get_dtype`` raises for bf16 on any non-CPU device whose bf16 support
         ``verify_bf16_support`` cannot see (``torchtune/training/precision.py:63-72,113``: CUDA,
         MPS, NPU, XPU); Trainium runs bf16 (``torch.neuron.is_bf16_supported()`` is True), and
@@ -292,6 +310,8 @@ class LibraryDevices(Rule):
         torchtune's own call runs, as before.
 
     Before:
+        kwargs = {"low": spec.space.low.to(device), "high": spec.space.high.to(device)}
+        actor = ProbabilisticActor(net, distribution_class=TanhNormal, distribution_kwargs=kwargs)
         buffer = make_replay_buffer(cfg.batch_size, device=device, shared=True)
         batch = buffer.sample()
         collector = Collector(env, policy, device=cfg.env.device, storing_device=cfg.train.device)
@@ -310,6 +330,8 @@ class LibraryDevices(Rule):
             memory_stats = training.get_memory_stats(device=self._device)
 
     After:
+        kwargs = {"low": spec.space.low.cpu(), "high": spec.space.high.cpu()}
+        actor = ProbabilisticActor(net, distribution_class=TanhNormal, distribution_kwargs=kwargs)
         buffer = make_replay_buffer(cfg.batch_size, device="cpu" if str(device).startswith("neuron") else device, shared=True)
         batch = buffer.sample()
         batch = batch.to(device)
@@ -469,13 +491,15 @@ class LibraryDevices(Rule):
         # the env goes where env_device= says, else device= (modules/inference_server/_config.py:193-203)
         env_moved = "env_device" in wrapped or ("device" in wrapped and keyword(node, "env_device") is None)
         shared = self._env_networks(node) if env_moved else None
-        if shared is not None:
-            name, source = shared
-            self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "
-                      "collector moves its env to the CPU (torchrl/collectors/_single.py:1223-1224), those networks "
-                      "with it, away from the loss on the device: the env needs its own CPU copy of them, refreshed after each "
-                      "update as the collector's policy copy is")
         collector, reads = self._reads(node)
+        if shared is not None:
+            env_on = wrapped.get("env_device", wrapped.get("device"))
+            if env_on is None or not self._copy_env_networks(node, shared[0], env_on, reads):
+                name, source = shared
+                self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "
+                          "collector moves its env to the CPU (torchrl/collectors/_single.py:1223-1224), those networks "
+                          "with it, away from the loss on the device: the env needs its own CPU copy of them, refreshed after each "
+                          "update as the collector's policy copy is")
         stored_on = self._stored_on(node, wrapped)
         if stored_on is not None and not fills_buffer(node):
             self._move_batches(node, reads, self._ported_text(stored_on, torch))
@@ -560,6 +584,74 @@ class LibraryDevices(Rule):
                 if sources and sources[0] is not None and all(sources):
                     return part.value, sources[0]
         return None
+
+    def _copy_env_networks(self, node: cst.Call, name: str, env_on: cst.BaseExpression, reads: list[BatchRead] | None) -> bool:
+        """The transform bound to ``name`` (``bonus = RNDTransform(target_network=t, predictor_network=p,
+        ...)``, its only binding, in the collector's function) gets its own copies of the networks where
+        the env device is neuron (``copy.deepcopy(p) if str(device).startswith("neuron") else p``): the
+        collector moves those to the CPU, the loss keeps training ``p`` on the device. Both copies are
+        refreshed from the loss's networks before each batch is collected (before ``x = next(it)``;
+        before a ``for`` loop over the collector and at the end of its body), so each batch's
+        intrinsic reward comes from the networks as trained (or loaded) so far, as in the original,
+        where the env and the loss share them. False (the caller marks) where this
+        cannot be placed: the transform called in the argument, networks that are not plain names, a
+        file that reads the transform's running statistics (``obs_rms``/``reward_rms``, which the copy
+        does not share with the loss), a ``copy`` name bound otherwise, or batch reads not followed."""
+        scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
+        index = child_index(self)
+        binding = [n for n in index.find(scope, cst.Assign) if isinstance(n, cst.Assign)
+                   and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == name]
+        if len(binding) != 1:
+            return False
+        values = name_bindings(self, cast(cst.Name, binding[0].targets[0].target))
+        transform = binding[0].value
+        if not values or len(values) != 1 or values[0] is not transform or not isinstance(transform, cst.Call):
+            return False
+        networks = [keyword(transform, "target_network") or positional(transform, 0),
+                    keyword(transform, "predictor_network") or positional(transform, 1)]
+        if any(arg is None or not isinstance(arg.value, cst.Name) for arg in networks):
+            return False
+        if any(isinstance(n, cst.Attribute) and n.attr.value in ("obs_rms", "reward_rms") for n in index.walk(self.context.module)):
+            return False
+        deepcopy, imports = _deepcopy_name(self.context.module)
+        if deepcopy is None or reads is None or any(read.statement is None for read in reads):
+            return False
+        loops = [read.statement for read in reads if isinstance(read.statement, cst.For)]
+        if any(_suite_body(read) for read in reads) or any(continues(self, loop) for loop in loops):
+            return False
+        test = "" if string_value(env_on) is not None else f'str({dotted(env_on)}).startswith("neuron")'
+        if test and dotted(env_on) is None:
+            return False
+        target, predictor = (cast(cst.Arg, arg) for arg in networks)
+        why = (f"the collector moves its env's {_RND_TRANSFORM} networks to the CPU with the env "
+               "(torchrl/collectors/_single.py:1223-1224), away from the loss that trains them on the device: the env gets "
+               "its own copies")
+        for arg in (target, predictor):
+            network = cast(cst.Name, arg.value).value
+            copied = f"{deepcopy}({network})"
+            self.replace(arg, arg.with_changes(value=cst.parse_expression(f"{copied} if {test} else {network}" if test else copied)),
+                         why, imports=imports)
+        refresh = [f"{name}.{attr}.load_state_dict({cast(cst.Name, arg.value).value}.state_dict())"
+                   for attr, arg in (("target_network", target), ("predictor_network", predictor))]
+        code = f"if {test}:\n" + "".join(f"    {line}\n" for line in refresh) if test else "".join(f"{line}\n" for line in refresh)
+        message = (f"the env's copies of the networks are refreshed from the ones the loss trains before each batch is "
+                   f"collected ({_RND_TRANSFORM} computes the intrinsic reward with them at every env step)")
+        synced: set[int] = set()
+        for read in reads:
+            statement = read.statement
+            if statement is None or id(statement) in synced:
+                continue
+            synced.add(id(statement))
+            sync = list(cst.parse_module(code).body)
+            if isinstance(statement, cst.For):
+                self.insert_before(statement, sync, message)  # the first batch: networks changed since the copy
+                self.insert_after(_body(statement)[-1], list(cst.parse_module(code).body), message)  # the loop's next read follows
+            else:
+                self.insert_before(statement, sync, message)
+        self.mark(transform, f"the env's {_RND_TRANSFORM} gets its own copies of the target and predictor networks where the "
+                  "env device is neuron (the collector moves them to the CPU with the env, "
+                  "torchrl/collectors/_single.py:1223-1224), refreshed from the loss's before each batch")
+        return True
 
     def _network_source(self, call: cst.Call) -> str | None:
         return next((ENV_NETWORK_TRANSFORMS[q] for q in self.qualified(call.func) if q in ENV_NETWORK_TRANSFORMS), None)
@@ -927,6 +1019,30 @@ def _suite_body(read: BatchRead) -> bool:
 
 
 _PORTED = cst.Name("_ported_guard")  # _cpu_guard's answer for a guard that already skips neuron
+
+
+def _deepcopy_name(module: cst.Module) -> tuple[str | None, tuple[ImportSpec, ...]]:
+    """How the file spells ``copy.deepcopy`` (its own import, else ``import copy`` added); None when
+    ``copy`` is bound to something else at the top."""
+    local = imported_as(module, "copy", "deepcopy")
+    if local:
+        return local, ()
+    name = imported_as(module, "copy", None)
+    if name:
+        return f"{name}.deepcopy", ()
+    bound = any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == "copy" for s in module.body) or any(
+        isinstance(small, (cst.Assign, cst.Import, cst.ImportFrom)) and "copy" in _top_names(small)
+        for s in module.body if isinstance(s, cst.SimpleStatementLine) for small in s.body)
+    return (None, ()) if bound else ("copy.deepcopy", (ImportSpec("copy"),))
+
+
+def _top_names(small: cst.BaseSmallStatement) -> set[str]:
+    if isinstance(small, cst.Assign):
+        return {dotted(t.target) or "" for t in small.targets}
+    if isinstance(small, (cst.Import, cst.ImportFrom)) and isinstance(small.names, (list, tuple)):
+        return {(a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else (dotted(a.name) or "").split(".")[0])
+                for a in small.names}
+    return set()
 
 
 def _with_value(value: cst.BaseExpression) -> Callable[[cst.CSTNode], cst.CSTNode]:
