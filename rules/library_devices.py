@@ -39,6 +39,7 @@ from porter.rules._lib.device import (
     retorch,
     torch_ref,
 )
+from porter.rules._lib.imports import name_binders
 from porter.rules._lib.nodes import dotted, string_value
 from porter.rules._lib.precision import imported_as
 from porter.rules._lib.statements import wrapped_in_if
@@ -69,6 +70,8 @@ ENV_NETWORK_TRANSFORMS: dict[str, str] = {
     "torchrl.envs.RNDTransform": "torchrl/envs/transforms/rnd.py:137-152",
 }
 _RND_TRANSFORM = "RNDTransform"
+# The single-process collector: a refresh of the main process's transform is what its env steps with.
+SINGLE_COLLECTORS = ("torchrl.collectors.Collector", "torchrl.collectors._single.Collector")
 # The policy copy a CPU policy device makes of an accelerator policy (_base.py:779-824: deepcopy,
 # weights mapped to the policy device), refreshed only by update_policy_weights_() (_single.py:1708-1736:
 # the original policy's weights copied in); the iterator never syncs it (_single.py:1774-1860).
@@ -175,10 +178,15 @@ class LibraryDevices(Rule):
           str(device).startswith("neuron") else p``), refreshed from ``t`` and ``p`` before each
           batch is collected (``bonus.predictor_network.load_state_dict(p.state_dict())`` under the
           same test, placed as the policy sync below, and before a ``for`` loop over the
-          collector). A review marker instead where the transform is called in the argument, its
-          networks are not plain names, it is bound more than once, the file reads a transform's
-          running statistics (``obs_rms``/``reward_rms``: a loss sharing them would get the CPU
-          copy's), ``copy`` is bound to something else, or the batch reads cannot be followed.
+          collector); the target is frozen as the transform froze the shared one. Only for the
+          single-process ``Collector``. A review marker instead where the transform is called in
+          the argument or bound more than once, its name is used anywhere but in the env argument
+          (a loss handed ``bonus.predictor_network``, ``bonus.load_state_dict(...)``), its networks
+          are not plain names or are bound more than once (``p = torch.compile(p)``), the collector's
+          state is saved or loaded, the file reads a transform's running statistics
+          (``obs_rms``/``reward_rms``: a loss sharing them would get the CPU copy's), ``copy`` is
+          bound to something but the module, the collector runs workers (``MultiSyncCollector``:
+          they step pickled copies), or the batch reads cannot be followed.
         * A review marker on such a collector whose policy a function builds with distribution bounds
           on the device (``rules/_lib/collectors.device_bounds``: the policy name's only binding is
           ``policy = make(...)`` or ``policy, critic = make(...)``, ``make`` a ``def`` of this file or
@@ -494,7 +502,8 @@ class LibraryDevices(Rule):
         collector, reads = self._reads(node)
         if shared is not None:
             env_on = wrapped.get("env_device", wrapped.get("device"))
-            if env_on is None or not self._copy_env_networks(node, shared[0], env_on, reads):
+            single = any(n in SINGLE_COLLECTORS for n in self.qualified(node.func))
+            if env_on is None or not single or not self._copy_env_networks(node, shared[0], env_on, collector, reads):
                 name, source = shared
                 self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "
                           "collector moves its env to the CPU (torchrl/collectors/_single.py:1223-1224), those networks "
@@ -585,7 +594,8 @@ class LibraryDevices(Rule):
                     return part.value, sources[0]
         return None
 
-    def _copy_env_networks(self, node: cst.Call, name: str, env_on: cst.BaseExpression, reads: list[BatchRead] | None) -> bool:
+    def _copy_env_networks(self, node: cst.Call, name: str, env_on: cst.BaseExpression, collector: str | None,
+                           reads: list[BatchRead] | None) -> bool:
         """The transform bound to ``name`` (``bonus = RNDTransform(target_network=t, predictor_network=p,
         ...)``, its only binding, in the collector's function) gets its own copies of the networks where
         the env device is neuron (``copy.deepcopy(p) if str(device).startswith("neuron") else p``): the
@@ -593,10 +603,17 @@ class LibraryDevices(Rule):
         refreshed from the loss's networks before each batch is collected (before ``x = next(it)``;
         before a ``for`` loop over the collector and at the end of its body), so each batch's
         intrinsic reward comes from the networks as trained (or loaded) so far, as in the original,
-        where the env and the loss share them. False (the caller marks) where this
-        cannot be placed: the transform called in the argument, networks that are not plain names, a
-        file that reads the transform's running statistics (``obs_rms``/``reward_rms``, which the copy
-        does not share with the loss), a ``copy`` name bound otherwise, or batch reads not followed."""
+        where the env and the loss share them. The target is frozen as the transform froze the shared one
+        (``copy.deepcopy(t.requires_grad_(False))``). Only for a single-process ``Collector`` (a
+        multi-process collector pickles its env to workers that a refresh here does not reach).
+        False (the caller marks) where this cannot be placed: the transform called in the argument,
+        networks that are not plain names or that the file binds more than once (``p =
+        torch.compile(p)``: the env would get another module, or other state-dict keys), the
+        transform's name used anywhere but in the collector's env argument (``bonus.predictor_network``
+        handed to a loss, ``bonus.load_state_dict(...)``: they would reach the copy), a collector
+        whose state is saved or loaded, a file that reads a transform's running statistics
+        (``obs_rms``/``reward_rms``, which the copy does not share with the loss), a ``copy`` name
+        bound to anything but the module, or batch reads not followed."""
         scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
         index = child_index(self)
         binding = [n for n in index.find(scope, cst.Assign) if isinstance(n, cst.Assign)
@@ -609,11 +626,20 @@ class LibraryDevices(Rule):
             return False
         networks = [keyword(transform, "target_network") or positional(transform, 0),
                     keyword(transform, "predictor_network") or positional(transform, 1)]
-        if any(arg is None or not isinstance(arg.value, cst.Name) for arg in networks):
+        if any(arg is None or not isinstance(arg.value, cst.Name) or len(name_bindings(self, arg.value) or ()) != 1
+               for arg in networks):
             return False
         if any(isinstance(n, cst.Attribute) and n.attr.value in ("obs_rms", "reward_rms") for n in index.walk(self.context.module)):
             return False
-        deepcopy, imports = _deepcopy_name(self.context.module)
+        labels = {id(n.keyword) for n in index.find(scope, cst.Arg) if isinstance(n, cst.Arg) and n.keyword is not None}
+        labels |= {id(n.attr) for n in index.find(scope, cst.Attribute) if isinstance(n, cst.Attribute)}
+        uses = [n for n in index.find(scope, cst.Name) if isinstance(n, cst.Name) and n.value == name and id(n) not in labels]
+        if len(uses) != 2:  # its binding and the env argument (``rnd_transform=`` keywords are not uses)
+            return False
+        if collector is None or any(isinstance(n, cst.Attribute) and n.attr.value in ("state_dict", "load_state_dict")
+                                    and dotted(n.value) == collector for n in index.walk(scope)):
+            return False
+        deepcopy, imports = _deepcopy_name(self)
         if deepcopy is None or reads is None or any(read.statement is None for read in reads):
             return False
         loops = [read.statement for read in reads if isinstance(read.statement, cst.For)]
@@ -628,7 +654,8 @@ class LibraryDevices(Rule):
                "its own copies")
         for arg in (target, predictor):
             network = cast(cst.Name, arg.value).value
-            copied = f"{deepcopy}({network})"
+            # the transform froze the shared target (torchrl/envs/transforms/rnd.py:147): freeze the loss's too
+            copied = f"{deepcopy}({network}.requires_grad_(False))" if arg is target else f"{deepcopy}({network})"
             self.replace(arg, arg.with_changes(value=cst.parse_expression(f"{copied} if {test} else {network}" if test else copied)),
                          why, imports=imports)
         refresh = [f"{name}.{attr}.load_state_dict({cast(cst.Name, arg.value).value}.state_dict())"
@@ -1021,28 +1048,20 @@ def _suite_body(read: BatchRead) -> bool:
 _PORTED = cst.Name("_ported_guard")  # _cpu_guard's answer for a guard that already skips neuron
 
 
-def _deepcopy_name(module: cst.Module) -> tuple[str | None, tuple[ImportSpec, ...]]:
-    """How the file spells ``copy.deepcopy`` (its own import, else ``import copy`` added); None when
-    ``copy`` is bound to something else at the top."""
+def _deepcopy_name(rule: Rule) -> tuple[str | None, tuple[ImportSpec, ...]]:
+    """How the file spells ``copy.deepcopy``: its own top-level ``from copy import deepcopy [as n]``
+    (that name bound nowhere else), else ``copy.deepcopy`` with ``import copy`` (added when missing)
+    where the file binds ``copy`` only by ``import copy``; None otherwise (a parameter, a local or a
+    top-level ``copy`` that is not the module)."""
+    module = rule.context.module
     local = imported_as(module, "copy", "deepcopy")
-    if local:
+    if local and len(name_binders(rule, local)) == 1:
         return local, ()
-    name = imported_as(module, "copy", None)
-    if name:
-        return f"{name}.deepcopy", ()
-    bound = any(isinstance(s, (cst.FunctionDef, cst.ClassDef)) and s.name.value == "copy" for s in module.body) or any(
-        isinstance(small, (cst.Assign, cst.Import, cst.ImportFrom)) and "copy" in _top_names(small)
-        for s in module.body if isinstance(s, cst.SimpleStatementLine) for small in s.body)
-    return (None, ()) if bound else ("copy.deepcopy", (ImportSpec("copy"),))
-
-
-def _top_names(small: cst.BaseSmallStatement) -> set[str]:
-    if isinstance(small, cst.Assign):
-        return {dotted(t.target) or "" for t in small.targets}
-    if isinstance(small, (cst.Import, cst.ImportFrom)) and isinstance(small.names, (list, tuple)):
-        return {(a.asname.name.value if a.asname is not None and isinstance(a.asname.name, cst.Name) else (dotted(a.name) or "").split(".")[0])
-                for a in small.names}
-    return set()
+    binders = name_binders(rule, "copy")
+    holders = [rule.parent(b) for b in binders]
+    if any(not isinstance(h, cst.ImportAlias) or not isinstance(rule.parent(h), cst.Import) for h in holders):
+        return None, ()
+    return "copy.deepcopy", (() if binders else (ImportSpec("copy"),))
 
 
 def _with_value(value: cst.BaseExpression) -> Callable[[cst.CSTNode], cst.CSTNode]:
