@@ -9,6 +9,8 @@ measures, with the same number of processes:
 * cold: ``porter migrate TREE --out TMP -jN`` with an empty cache (subprocess, wall time);
 * warm: the same command again (every file served by the content cache), and ``--check`` warm;
 * with ``--without-prefilter``: a cold ``--check`` run with the prefilter off;
+* the files the cold run changed and their share of the tree's bytes (a floor for cold: each is
+  parsed and printed by libcst);
 * the prefilter: how many files pass the trigger words, how many of those reach libcst (the
   rules' checks on CPython's tree, ``porter.engine.astcheck``), which rules' triggers let most through;
 * per file that reaches libcst (in this process, one file at a time): porter's whole pipeline (``port_source``)
@@ -165,6 +167,23 @@ def per_file_costs(files: list[str], options: Options, every: int = 1, checked: 
     return sorted(costs, reverse=True)
 
 
+def changed_share(files: list[str], tree: str, out: str) -> tuple[int, int, int]:
+    """(files the port changed, their bytes, the tree's bytes): a changed file is one whose copy in
+    ``out`` (the cold run's output) differs from the tree's."""
+    changed = changed_bytes = total = 0
+    for path in files:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        total += len(data)
+        ported = os.path.join(out, os.path.relpath(path, tree))
+        if os.path.exists(ported):
+            with open(ported, "rb") as handle:
+                if handle.read() != data:
+                    changed += 1
+                    changed_bytes += len(data)
+    return changed, changed_bytes, max(total, 1)
+
+
 def _percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
@@ -256,6 +275,10 @@ def main() -> None:
         in_port = " (a repository being ported: the performance rules run on every file)" if options.repo_in_port else ""
         print(f"prefilter: {passed}/{len(files)} files pass the trigger words ({100 * passed / len(files):.1f}%){in_port}; "
               f"{parsed} of them reach libcst (the rest: no rule's check admits them on CPython's tree)")
+        changed, changed_bytes, total_bytes = changed_share(files, args.tree, out)
+        print(f"files the cold run changed: {changed} ({100 * changed_bytes / total_bytes:.1f}% of the tree's bytes): each is parsed "
+              f"and printed by libcst, so cold cannot go below about {changed_bytes / total_bytes:.2f}x bare (bare time goes "
+              "roughly with bytes) even at one bare parse+codegen per changed file and nothing else")
         print("  rules letting most files through:", ", ".join(f"{name} {count}" for name, count in by_rule.most_common(6)))
         print("  trigger words:", ", ".join(f"{word} {count}" for word, count in by_word.most_common(8)))
         costs = per_file_costs(files, options, args.per_file_every) if args.per_file_every > 0 else []

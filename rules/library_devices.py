@@ -663,18 +663,7 @@ class LibraryDevices(Rule):
         code = f"if {test}:\n" + "".join(f"    {line}\n" for line in refresh) if test else "".join(f"{line}\n" for line in refresh)
         message = (f"the env's copies of the networks are refreshed from the ones the loss trains before each batch is "
                    f"collected ({_RND_TRANSFORM} computes the intrinsic reward with them at every env step)")
-        synced: set[int] = set()
-        for read in reads:
-            statement = read.statement
-            if statement is None or id(statement) in synced:
-                continue
-            synced.add(id(statement))
-            sync = list(cst.parse_module(code).body)
-            if isinstance(statement, cst.For):
-                self.insert_before(statement, sync, message)  # the first batch: networks changed since the copy
-                self.insert_after(_body(statement)[-1], list(cst.parse_module(code).body), message)  # the loop's next read follows
-            else:
-                self.insert_before(statement, sync, message)
+        self._before_each_batch(reads, code, message, before_loop=True)  # the first batch: networks changed since the copy
         self.mark(transform, f"the env's {_RND_TRANSFORM} gets its own copies of the target and predictor networks where the "
                   "env device is neuron (the collector moves them to the CPU with the env, "
                   "torchrl/collectors/_single.py:1223-1224), refreshed from the loss's before each batch")
@@ -741,17 +730,24 @@ class LibraryDevices(Rule):
             call = f'if str({dotted(policy_on)}).startswith("neuron"):\n    {call}'
         message = (f"the collector acts with a CPU copy of the policy ({_POLICY_COPY}) that only "
                    "update_policy_weights_() refreshes (torchrl/collectors/_single.py:1708-1736): synced before each batch")
+        self._before_each_batch(reads, call + "\n", message)
+
+    def _before_each_batch(self, reads: list[BatchRead], code: str, message: str, before_loop: bool = False) -> None:
+        """``code`` (statements) before each batch is collected: before ``x = next(it)``, at the end of
+        the body of a ``for`` over the collector (the loop's next read follows), and, ``before_loop``,
+        before that loop too (its first read). Two reads in one statement get it once."""
         synced: set[int] = set()
         for read in reads:
             statement = read.statement
-            if statement is None or id(statement) in synced:  # two reads in one statement: one sync
+            if statement is None or id(statement) in synced:
                 continue
             synced.add(id(statement))
-            sync = [cst.parse_statement(call + "\n")]
             if isinstance(statement, cst.For):
-                self.insert_after(_body(statement)[-1], sync, message)  # the loop's next read follows
+                if before_loop:
+                    self.insert_before(statement, list(cst.parse_module(code).body), message)
+                self.insert_after(_body(statement)[-1], list(cst.parse_module(code).body), message)
             else:
-                self.insert_before(statement, sync, message)
+                self.insert_before(statement, list(cst.parse_module(code).body), message)
 
     # ------------------------------------------------------------------ torchrl get_available_device
     def _chooser(self, node: cst.Call, source: str) -> None:
