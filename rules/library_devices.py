@@ -170,8 +170,9 @@ class LibraryDevices(Rule):
           Nothing for a collector that copies no policy module: ``policy=None``, a
           ``policy_factory=``, a lambda, a function of the file or a ``RandomPolicy(...)``.
         * Such a collector whose env argument carries a transform holding networks a loss trains
-          (``ENV_NETWORK_TRANSFORMS``: torchrl's ``RNDTransform``) would move those networks to the
-          CPU with its env, away from the loss on the accelerator. Where the transform is a name of
+          (``ENV_NETWORK_TRANSFORMS``: torchrl's ``RNDTransform``; in the env argument, or in the
+          call a name of it is bound to: ``env = TransformedEnv(base, bonus)``) would move those
+          networks to the CPU with its env, away from the loss on the accelerator. Where the transform is a name of
           the collector's function bound once to ``RNDTransform(target_network=t,
           predictor_network=p, ...)`` (plain names, keyword or positional), the transform gets its
           own copies where the env device is neuron (``copy.deepcopy(p) if
@@ -180,7 +181,8 @@ class LibraryDevices(Rule):
           same test, placed as the policy sync below, and before a ``for`` loop over the
           collector); the target is frozen as the transform froze the shared one. Only for the
           single-process ``Collector``. A review marker instead where the transform is called in
-          the argument or bound more than once, its name is used anywhere but in the env argument
+          the argument or bound more than once, its name (or the env's it is reached through) is
+          used anywhere but in the env argument
           (a loss handed ``bonus.predictor_network``, ``bonus.load_state_dict(...)``), its networks
           are not plain names or are bound more than once (``p = torch.compile(p)``), the collector's
           state is saved or loaded, the file reads a transform's running statistics
@@ -503,8 +505,8 @@ class LibraryDevices(Rule):
         if shared is not None:
             env_on = wrapped.get("env_device", wrapped.get("device"))
             single = any(n in SINGLE_COLLECTORS for n in self.qualified(node.func))
-            if env_on is None or not single or not self._copy_env_networks(node, shared[0], env_on, collector, reads):
-                name, source = shared
+            if env_on is None or not single or not self._copy_env_networks(node, shared, env_on, collector, reads):
+                name, source, _ = shared
                 self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "
                           "collector moves its env to the CPU (torchrl/collectors/_single.py:1223-1224), those networks "
                           "with it, away from the loss on the device: the env needs its own CPU copy of them, refreshed after each "
@@ -576,26 +578,39 @@ class LibraryDevices(Rule):
             self.insert_after(line, [cst.parse_statement(f"{batch} = {batch}.to({target})")],
                               f"the shared replay buffer stores on the CPU: each sample moved to {target}")
 
-    def _env_networks(self, node: cst.Call) -> tuple[str, str] | None:
+    def _env_networks(self, node: cst.Call) -> tuple[str, str, str | None] | None:
         """(the name, its source) of a transform holding trained networks (``ENV_NETWORK_TRANSFORMS``)
         in the collector's env argument: called there (``make_env(..., RNDTransform(...))``) or a name
-        the function binds to such a call only (``make_env(..., rnd_transform=rnd_transform)``)."""
+        the function binds to such a call only (``make_env(..., rnd_transform=rnd_transform)``), or
+        one a name of the env argument is bound to (``env = TransformedEnv(base, bonus)``: that name
+        is the third item)."""
         arg = keyword(node, "create_env_fn") or keyword(node, "env") or positional(node, 0)
         if arg is None:
             return None
-        for part in child_index(self).find(arg.value, cst.Call, cst.Name):
+        return self._carried(arg.value, follow=True)
+
+    def _carried(self, value: cst.BaseExpression, follow: bool) -> tuple[str, str, str | None] | None:
+        """The transform in ``value``: a call, a name bound only to such calls, and (``follow``) a
+        name bound only to calls that carry one in their arguments (``env = TransformedEnv(base,
+        bonus)``; one level)."""
+        for part in child_index(self).find(value, cst.Call, cst.Name):
             if isinstance(part, cst.Call):
                 source = self._network_source(part)
                 if source is not None:
-                    return self.context.module.code_for_node(part.func), source
+                    return self.context.module.code_for_node(part.func), source, None
             elif isinstance(part, cst.Name):
-                sources = [self._network_source(v) if isinstance(v, cst.Call) else None for v in name_bindings(self, part) or ()]
+                values = name_bindings(self, part) or ()
+                sources = [self._network_source(v) if isinstance(v, cst.Call) else None for v in values]
                 if sources and sources[0] is not None and all(sources):
-                    return part.value, sources[0]
+                    return part.value, sources[0], None
+                if follow and values and all(isinstance(v, cst.Call) for v in values):
+                    inner = [self._carried(cast(cst.Call, v), follow=False) for v in values]
+                    if inner[0] is not None and all(found == inner[0] for found in inner):
+                        return inner[0][0], inner[0][1], part.value
         return None
 
-    def _copy_env_networks(self, node: cst.Call, name: str, env_on: cst.BaseExpression, collector: str | None,
-                           reads: list[BatchRead] | None) -> bool:
+    def _copy_env_networks(self, node: cst.Call, carried: tuple[str, str, str | None], env_on: cst.BaseExpression,
+                           collector: str | None, reads: list[BatchRead] | None) -> bool:
         """The transform bound to ``name`` (``bonus = RNDTransform(target_network=t, predictor_network=p,
         ...)``, its only binding, in the collector's function) gets its own copies of the networks where
         the env device is neuron (``copy.deepcopy(p) if str(device).startswith("neuron") else p``): the
@@ -614,6 +629,7 @@ class LibraryDevices(Rule):
         whose state is saved or loaded, a file that reads a transform's running statistics
         (``obs_rms``/``reward_rms``, which the copy does not share with the loss), a ``copy`` name
         bound to anything but the module, or batch reads not followed."""
+        name, _, via = carried
         scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
         index = child_index(self)
         binding = [n for n in index.find(scope, cst.Assign) if isinstance(n, cst.Assign)
@@ -633,9 +649,10 @@ class LibraryDevices(Rule):
             return False
         labels = {id(n.keyword) for n in index.find(scope, cst.Arg) if isinstance(n, cst.Arg) and n.keyword is not None}
         labels |= {id(n.attr) for n in index.find(scope, cst.Attribute) if isinstance(n, cst.Attribute)}
-        uses = [n for n in index.find(scope, cst.Name) if isinstance(n, cst.Name) and n.value == name and id(n) not in labels]
-        if len(uses) != 2:  # its binding and the env argument (``rnd_transform=`` keywords are not uses)
-            return False
+        for held in (name, via):  # the transform's name, and the env's it is reached through
+            uses = [n for n in index.find(scope, cst.Name) if isinstance(n, cst.Name) and n.value == held and id(n) not in labels]
+            if held is not None and len(uses) != 2:  # its binding and its one use (``rnd_transform=`` keywords are not uses)
+                return False
         if collector is None or any(isinstance(n, cst.Attribute) and n.attr.value in ("state_dict", "load_state_dict")
                                     and dotted(n.value) == collector for n in index.walk(scope)):
             return False
