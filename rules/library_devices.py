@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import PurePath
 from typing import ClassVar, cast
 
@@ -26,6 +28,7 @@ from porter.rules._lib.collectors import (
     device_bounds,
     fills_buffer,
     host_bounds,
+    name_counts,
     never_accelerator,
     qualified_names,
     sole_binding,
@@ -506,7 +509,7 @@ class LibraryDevices(Rule):
             env_on = wrapped.get("env_device", wrapped.get("device"))
             single = any(n in SINGLE_COLLECTORS for n in self.qualified(node.func))
             if env_on is None or not single or not self._copy_env_networks(node, shared, env_on, collector, reads):
-                name, source, _ = shared
+                name, source = shared.name, shared.source
                 self.mark(node, f"the env this collector runs carries {name}, whose networks a loss trains ({source}); the "
                           "collector moves its env to the CPU (torchrl/collectors/_single.py:1223-1224), those networks "
                           "with it, away from the loss on the device: the env needs its own CPU copy of them, refreshed after each "
@@ -536,12 +539,11 @@ class LibraryDevices(Rule):
         bounds = host_bounds(node, scope, child_index(self).walk, qualified_names(self))
         if not bounds:
             return
-        source = _BOUNDS_MOVED
         for bound in bounds:
             self.replace(bound.entry.value, bound.host, f"a bounded torchrl distribution moves its bounds to its parameters' "
-                         f"device itself ({source}): they are built on the host")
+                         f"device itself ({_BOUNDS_MOVED}): they are built on the host")
         self.mark(bounds[0].entry, f"the distribution's bounds are built on the host: torchrl moves them to its parameters' "
-                  f"device itself ({source}), and a graph compiled for neuron copies a host input to the device "
+                  f"device itself ({_BOUNDS_MOVED}), and a graph compiled for neuron copies a host input to the device "
                   f"(neuron-facts: torch.compile auto-copies CPU inputs); on the device, a collector's CPU copy of the policy "
                   f"(NRN116 puts a neuron collector on the CPU) reads them back at every env step ({_POLICY_COPY}), and "
                   "an eager distribution reads `(high > low).all()` back at each call")
@@ -578,18 +580,17 @@ class LibraryDevices(Rule):
             self.insert_after(line, [cst.parse_statement(f"{batch} = {batch}.to({target})")],
                               f"the shared replay buffer stores on the CPU: each sample moved to {target}")
 
-    def _env_networks(self, node: cst.Call) -> tuple[str, str, str | None] | None:
-        """(the name, its source) of a transform holding trained networks (``ENV_NETWORK_TRANSFORMS``)
-        in the collector's env argument: called there (``make_env(..., RNDTransform(...))``) or a name
-        the function binds to such a call only (``make_env(..., rnd_transform=rnd_transform)``), or
-        one a name of the env argument is bound to (``env = TransformedEnv(base, bonus)``: that name
-        is the third item)."""
+    def _env_networks(self, node: cst.Call) -> _Carried | None:
+        """A transform holding trained networks (``ENV_NETWORK_TRANSFORMS``) in the collector's env
+        argument: called there (``make_env(..., RNDTransform(...))``) or a name the function binds to
+        such a call only (``make_env(..., rnd_transform=rnd_transform)``), or one a name of the env
+        argument is bound to (``env = TransformedEnv(base, bonus)``)."""
         arg = keyword(node, "create_env_fn") or keyword(node, "env") or positional(node, 0)
         if arg is None:
             return None
         return self._carried(arg.value, follow=True)
 
-    def _carried(self, value: cst.BaseExpression, follow: bool) -> tuple[str, str, str | None] | None:
+    def _carried(self, value: cst.BaseExpression, follow: bool) -> _Carried | None:
         """The transform in ``value``: a call, a name bound only to such calls, and (``follow``) a
         name bound only to calls that carry one in their arguments (``env = TransformedEnv(base,
         bonus)``; one level)."""
@@ -597,19 +598,19 @@ class LibraryDevices(Rule):
             if isinstance(part, cst.Call):
                 source = self._network_source(part)
                 if source is not None:
-                    return self.context.module.code_for_node(part.func), source, None
+                    return _Carried(self.context.module.code_for_node(part.func), source)
             elif isinstance(part, cst.Name):
                 values = name_bindings(self, part) or ()
                 sources = [self._network_source(v) if isinstance(v, cst.Call) else None for v in values]
                 if sources and sources[0] is not None and all(sources):
-                    return part.value, sources[0], None
+                    return _Carried(part.value, sources[0], cast(cst.Call, values[0]) if len(values) == 1 else None)
                 if follow and values and all(isinstance(v, cst.Call) for v in values):
                     inner = [self._carried(cast(cst.Call, v), follow=False) for v in values]
                     if inner[0] is not None and all(found == inner[0] for found in inner):
-                        return inner[0][0], inner[0][1], part.value
+                        return dataclasses.replace(inner[0], via=part.value)
         return None
 
-    def _copy_env_networks(self, node: cst.Call, carried: tuple[str, str, str | None], env_on: cst.BaseExpression,
+    def _copy_env_networks(self, node: cst.Call, carried: _Carried, env_on: cst.BaseExpression,
                            collector: str | None, reads: list[BatchRead] | None) -> bool:
         """The transform bound to ``name`` (``bonus = RNDTransform(target_network=t, predictor_network=p,
         ...)``, its only binding, in the collector's function) gets its own copies of the networks where
@@ -629,17 +630,11 @@ class LibraryDevices(Rule):
         whose state is saved or loaded, a file that reads a transform's running statistics
         (``obs_rms``/``reward_rms``, which the copy does not share with the loss), a ``copy`` name
         bound to anything but the module, or batch reads not followed."""
-        name, _, via = carried
+        name, via, transform = carried.name, carried.via, carried.transform
+        if transform is None:  # called in the argument, or bound more than once
+            return False
         scope: cst.CSTNode = enclosing_function(self, node) or self.context.module
         index = child_index(self)
-        binding = [n for n in index.find(scope, cst.Assign) if isinstance(n, cst.Assign)
-                   and len(n.targets) == 1 and isinstance(n.targets[0].target, cst.Name) and n.targets[0].target.value == name]
-        if len(binding) != 1:
-            return False
-        values = name_bindings(self, cast(cst.Name, binding[0].targets[0].target))
-        transform = binding[0].value
-        if not values or len(values) != 1 or values[0] is not transform or not isinstance(transform, cst.Call):
-            return False
         networks = [keyword(transform, "target_network") or positional(transform, 0),
                     keyword(transform, "predictor_network") or positional(transform, 1)]
         if any(arg is None or not isinstance(arg.value, cst.Name) or len(name_bindings(self, arg.value) or ()) != 1
@@ -647,12 +642,10 @@ class LibraryDevices(Rule):
             return False
         if any(isinstance(n, cst.Attribute) and n.attr.value in ("obs_rms", "reward_rms") for n in index.walk(self.context.module)):
             return False
-        labels = {id(n.keyword) for n in index.find(scope, cst.Arg) if isinstance(n, cst.Arg) and n.keyword is not None}
-        labels |= {id(n.attr) for n in index.find(scope, cst.Attribute) if isinstance(n, cst.Attribute)}
-        for held in (name, via):  # the transform's name, and the env's it is reached through
-            uses = [n for n in index.find(scope, cst.Name) if isinstance(n, cst.Name) and n.value == held and id(n) not in labels]
-            if held is not None and len(uses) != 2:  # its binding and its one use (``rnd_transform=`` keywords are not uses)
-                return False
+        counts = name_counts(index.walk(scope))
+        # the transform's name, and the env's it is reached through: each bound and used once in this scope
+        if any(held is not None and counts.get(held) != 2 for held in (name, via)):
+            return False
         if collector is None or any(isinstance(n, cst.Attribute) and n.attr.value in ("state_dict", "load_state_dict")
                                     and dotted(n.value) == collector for n in index.walk(scope)):
             return False
@@ -1059,6 +1052,17 @@ def _suite_body(read: BatchRead) -> bool:
 
 
 _PORTED = cst.Name("_ported_guard")  # _cpu_guard's answer for a guard that already skips neuron
+
+
+@dataclass(frozen=True)
+class _Carried:
+    """A transform holding trained networks in a collector's env: its name (or its call's code),
+    where it holds them, its call when a name bound once to it, and the env name it is reached through."""
+
+    name: str
+    source: str
+    transform: cst.Call | None = None
+    via: str | None = None
 
 
 def _deepcopy_name(rule: Rule) -> tuple[str | None, tuple[ImportSpec, ...]]:

@@ -286,13 +286,9 @@ def never_accelerator(rule: Rule, value: cst.BaseExpression) -> bool:
 # torchrl distributions that take bounds (``low``/``high``) and move them to their parameters' device
 # themselves (torchrl 0.14.1 modules/distributions/continuous.py:436-460, TanhNormal; :790-800, TanhDelta).
 BOUNDED_DISTRIBUTIONS = ("TanhNormal", "TanhDelta")
-# Their qualified names, with where each moves its bounds to its parameters' device.
-BOUNDED: dict[str, str] = {
-    **{f"{module}.TanhNormal": "torchrl/modules/distributions/continuous.py:436-443"
-       for module in ("torchrl.modules", "torchrl.modules.distributions", "torchrl.modules.distributions.continuous")},
-    **{f"{module}.TanhDelta": "torchrl/modules/distributions/continuous.py:823-824"
-       for module in ("torchrl.modules", "torchrl.modules.distributions", "torchrl.modules.distributions.continuous")},
-}
+# Their qualified names (torchrl.modules re-exports them from .distributions, itself from .continuous).
+BOUNDED = tuple(f"{module}.{name}" for name in BOUNDED_DISTRIBUTIONS
+                for module in ("torchrl.modules", "torchrl.modules.distributions", "torchrl.modules.distributions.continuous"))
 # The modules that build a distribution from distribution_class(**params, **distribution_kwargs) and read
 # the kwargs for nothing else (tensordict 0.15.3 nn/probabilistic.py, ProbabilisticTensorDictModule; torchrl
 # 0.14.1's ProbabilisticActor and SafeProbabilisticModule subclass it).
@@ -380,16 +376,10 @@ def host_bounds(call: cst.Call, scope: cst.CSTNode, walk: Callable[[cst.CSTNode]
     inner = {id(n) for nested in nodes if nested is not scope and isinstance(nested, _SCOPES) for n in walk(nested)}
     if id(call) in inner:
         return []
-    aside = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
-    aside |= {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
-    counts: dict[str, int] = {}
-    values: dict[str, cst.BaseExpression] = {}
-    for node in nodes:
-        if isinstance(node, cst.Name) and id(node) not in aside:
-            counts[node.value] = counts.get(node.value, 0) + 1
-        elif (isinstance(node, cst.Assign) and id(node) not in inner and len(node.targets) == 1
-              and isinstance(node.targets[0].target, cst.Name)):
-            values[node.targets[0].target.value] = node.value
+    counts = name_counts(nodes)
+    values = {node.targets[0].target.value: node.value for node in nodes
+              if isinstance(node, cst.Assign) and id(node) not in inner and len(node.targets) == 1
+              and isinstance(node.targets[0].target, cst.Name)}
 
     def held(value: cst.BaseExpression) -> cst.BaseExpression | None:
         if not isinstance(value, cst.Name) or value.value not in values:
@@ -409,6 +399,19 @@ def host_bounds(call: cst.Call, scope: cst.CSTNode, walk: Callable[[cst.CSTNode]
         elif not _number(entry.value):
             return []  # a bound left where it is may be on the device: the other on the host would not compare with it
     return found
+
+
+def name_counts(nodes: Iterable[cst.CSTNode]) -> dict[str, int]:
+    """How often each name appears among ``nodes`` as a variable (read or bound), not as a keyword's
+    label (``f(x=1)``) or an attribute's name (``a.x``)."""
+    nodes = list(nodes)
+    labels = {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    labels |= {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)}
+    counts: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, cst.Name) and id(node) not in labels:
+            counts[node.value] = counts.get(node.value, 0) + 1
+    return counts
 
 
 def _number(value: cst.BaseExpression) -> bool:
